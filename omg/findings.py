@@ -1,0 +1,28 @@
+"""Findings: one problem or advisory about a graph file, located by file, line and node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A lint result; ``code`` is a stable slug (e.g. ``cycle``), ``path`` a JSON path."""
+
+    file: str
+    line: int | None
+    severity: Severity
+    code: str
+    message: str
+    node: str | None = None
+    column: int | None = None
+    path: str = ""
+
+    def as_text(self) -> str:
+        """``file:line: error: node "x": message`` (line and node omitted when unknown)."""
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        who = f'node "{self.node}": ' if self.node else ""
+        return f"{where}: {self.severity}: {who}{self.message}"
