@@ -1,0 +1,236 @@
+"""The run directory: state.json, events.jsonl, payload files and the leg lock, all written safely."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from omg.errors import StateError
+from omg.state import EVENT_SCHEMA, STATE_SCHEMA, State
+
+STATE = "state.json"
+EVENTS = "events.jsonl"
+LOCK = "leg.lock"
+MAX_LINE = 1 << 20
+LockProbe = Literal["free", "held"]
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, two-space indent, UTF-8, trailing newline: one byte form per value."""
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via temp file + fsync + rename, then fsync the directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+class RunDir:
+    """One run's directory under ``<runs-dir>/<run-id>/``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._events_fd: int | None = None
+        self._lock_fd: int | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def state_path(self) -> Path:
+        return self.path / STATE
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / EVENTS
+
+    def artifact(self, node_id: str) -> Path:
+        return self.path / "artifacts" / f"{node_id}.out"
+
+    def failed(self, node_id: str) -> Path:
+        return self.path / "failed" / f"{node_id}.out"
+
+    def feedback(self, node_id: str) -> Path:
+        return self.path / "feedback" / f"{node_id}.out"
+
+    def exists(self) -> bool:
+        return self.state_path.exists() or self.events_path.exists()
+
+    # -- lock -----------------------------------------------------------------
+    def lock(self) -> None:
+        """Take the leg lock (flock; released by the OS if the process dies; never unlinked)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StateError(
+                f"run {self.run_id!r} has a leg in flight (another omg process holds {self.path / LOCK}); "
+                "wait for it to finish, or check `omg status` — one leg at a time per run"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"omg-leg-lock 1\n{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def probe_lock(self) -> LockProbe:
+        """Whether some process holds the leg lock right now (without taking it for long)."""
+        if self._lock_fd is not None:
+            return "held"
+        try:
+            fd = os.open(self.path / LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            return "free"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "held"
+        finally:
+            os.close(fd)
+        return "free"
+
+    def close(self) -> None:
+        if self._events_fd is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing releases the flock
+            self._lock_fd = None
+
+    # -- events ---------------------------------------------------------------
+    def append_event(self, event: dict[str, Any]) -> None:
+        """Append one line with a single write and fsync it."""
+        if self._events_fd is None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._events_fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+        os.write(self._events_fd, line.encode())
+        os.fsync(self._events_fd)
+
+    def read_events(self) -> Iterator[dict[str, Any]]:
+        """Every event, in file order; a torn, oversized or foreign line is a StateError."""
+        try:
+            fh = self.events_path.open("rb")
+        except FileNotFoundError:
+            raise StateError(self._missing(EVENTS)) from None
+        with fh:
+            for n, raw in enumerate(fh, 1):
+                yield self._parse_line(raw, n)
+
+    def events_after(self, seq: int) -> list[dict[str, Any]]:
+        """Events with ``seq`` greater than ``seq``, reading backwards from the end of the file."""
+        try:
+            size = self.events_path.stat().st_size
+        except FileNotFoundError:
+            raise StateError(self._missing(EVENTS)) from None
+        if size and not self._ends_with_newline(size):
+            raise StateError(self._torn())
+        out: list[dict[str, Any]] = []
+        with self.events_path.open("rb") as fh:
+            pos, buf = size, b""
+            while pos > 0:
+                step = min(65536, pos)
+                pos -= step
+                fh.seek(pos)
+                buf = fh.read(step) + buf
+                lines = buf.split(b"\n")
+                buf = lines[0] if pos > 0 else b""
+                body = lines[1:] if pos > 0 else lines
+                for raw in reversed(body):
+                    if not raw:
+                        continue
+                    ev = self._parse_line(raw + b"\n", None)
+                    if ev["seq"] <= seq:
+                        return list(reversed(out))
+                    out.append(ev)
+                if len(buf) > MAX_LINE:
+                    raise StateError(f"{self.events_path} has a line longer than 1 MiB; damaged")
+        return list(reversed(out))
+
+    def _ends_with_newline(self, size: int) -> bool:
+        with self.events_path.open("rb") as fh:
+            fh.seek(size - 1)
+            return fh.read(1) == b"\n"
+
+    def _parse_line(self, raw: bytes, n: int | None) -> dict[str, Any]:
+        where = f"{self.events_path}" + (f" line {n}" if n else "")
+        if not raw.endswith(b"\n"):
+            raise StateError(self._torn())
+        if len(raw) > MAX_LINE:
+            raise StateError(f"{where} is longer than 1 MiB; the event stream is damaged")
+        try:
+            ev = json.loads(raw)
+        except ValueError:
+            raise StateError(
+                f"{where} is not a JSON event; the event stream is damaged. omg did not touch it: "
+                "inspect the file (a line written by hand?) and restore it from the run branch"
+            ) from None
+        if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
+            raise StateError(f"{where} is not an omg event (no seq/event fields)")
+        if ev.get("schema") != EVENT_SCHEMA:
+            raise StateError(
+                f"{where} has event schema {ev.get('schema')!r}, but this omg understands "
+                f"schema {EVENT_SCHEMA}; it was written by a different omg version — upgrade omg"
+            )
+        return ev
+
+    def _torn(self) -> str:
+        return (
+            f"{self.events_path} ends with a torn (unterminated) line: the event stream was cut "
+            "mid-write. omg will not append to or rewrite it; restore the file from the run branch "
+            "(`omg resume --fetch`), or remove the partial last line by hand after inspecting it"
+        )
+
+    def _missing(self, name: str) -> str:
+        return f"run {self.run_id!r} has no {name} in {self.path}; is this a run directory?"
+
+    # -- state ----------------------------------------------------------------
+    def read_state(self) -> State:
+        """The snapshot, checked for shape and schema version; damage is a clear StateError."""
+        try:
+            text = self.state_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise StateError(self._missing(STATE)) from None
+        try:
+            st = json.loads(text)
+        except ValueError as exc:
+            raise StateError(
+                f"{self.state_path} is not valid JSON ({exc}); the snapshot is damaged. omg did not "
+                f"overwrite it: rebuild it with `omg replay {self.run_id} --write` or restore it "
+                "from the run branch"
+            ) from None
+        if not isinstance(st, dict) or "nodes" not in st:
+            raise StateError(f"{self.state_path} is not an omg state file (no nodes)")
+        if st.get("schema") != STATE_SCHEMA:
+            raise StateError(
+                f"{self.state_path} has state schema {st.get('schema')!r}, but this omg understands "
+                f"schema {STATE_SCHEMA}; it was written by a different omg version — upgrade omg"
+            )
+        return st
+
+    def write_state(self, state: State) -> None:
+        atomic_write(self.state_path, canonical_json(state))
+
+    def write_payload(self, path: Path, text: str) -> None:
+        atomic_write(path, text)
