@@ -1,0 +1,203 @@
+"""The engine: one leg of a run — launch ready nodes, record each result, stop at the right place."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Literal
+
+from omg import schedule
+from omg.execute import Context, Result, execute
+from omg.model import Node
+
+Outcome = Literal["passed", "failed", "paused"]
+StopReason = Literal["halt", "gate", "leg_budget"]
+
+
+@dataclass(frozen=True)
+class LegOptions:
+    """Per-leg limits from the command line."""
+
+    concurrency: int
+    max_minutes: float | None = None
+    max_nodes: int | None = None
+
+
+@dataclass(frozen=True)
+class LegResult:
+    """How a leg ended."""
+
+    outcome: Outcome
+    reason: str | None = None
+    paused_at: str | None = None
+    detail: str = ""
+
+
+#: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
+SettledHook = Callable[[str, str, int], None]
+
+
+class Leg:
+    """Runs the ready set to exhaustion (or a stop) and records every step through the recorder."""
+
+    def __init__(self, ctx: Context, opts: LegOptions, on_settled: SettledHook | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ctx = ctx
+        self.opts = opts
+        self.on_settled = on_settled
+        self.clock = clock
+        self.started = clock()
+        self.launched = 0
+        self.stop: StopReason | None = None
+        self.paused_at: str | None = None
+
+    @property
+    def graph(self):  # type: ignore[no-untyped-def]
+        return self.ctx.graph
+
+    def run(self) -> LegResult:
+        running: dict[Future[Result], str] = {}
+        rec = self.ctx.recorder
+        with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
+            while True:
+                if self.stop is None:
+                    self._launch(pool, running)
+                if not running:
+                    break
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in sorted(done, key=lambda f: self.graph.index[running[f]]):
+                    running.pop(fut)
+                    self._settle(fut.result())
+        status = rec.read(lambda st: schedule.statuses(self.graph, st["nodes"]))
+        return self._finish(status)
+
+    # -- launching --------------------------------------------------------------
+    def _launch(self, pool: ThreadPoolExecutor, running: dict[Future[Result], str]) -> None:
+        rec = self.ctx.recorder
+        while len(running) < max(1, self.opts.concurrency) and self.stop is None:
+            nodes = rec.read(lambda st: st["nodes"])
+            status = rec.read(lambda st: schedule.statuses(self.graph, st["nodes"]))
+            if self.graph.on_fail == "halt" and "failed" in status.values():
+                self.stop = "halt"
+                return
+            candidates = schedule.ready(self.graph, status, set(running.values()))
+            candidates = [c for c in candidates if c not in schedule.pruned(self.graph, status)]
+            if not candidates:
+                awaiting = [n for n, s in status.items() if s == "awaiting"]
+                if awaiting and not running:
+                    gate = rec.read(lambda st, a=awaiting[0]: st["nodes"][a].get("awaiting"))
+                    self._pause_at(str(gate), declarer=awaiting[0])
+                return
+            node = self.graph.node(candidates[0])
+            if node.kind == "gate":
+                self._pause_at(node.id)
+                return
+            if not self._leg_budget_allows(node):
+                self.stop = "leg_budget"
+                return
+            if self._graph_budget_spent(node):
+                continue
+            round_ = schedule.current_round(self.graph, nodes, node.id)
+            self.launched += 1
+            running[pool.submit(execute, self.ctx, node, round_)] = node.id
+
+    def _pause_at(self, gate: str, declarer: str | None = None) -> None:
+        desc = ""
+        if declarer is None:
+            desc = self.graph.node(gate).description
+        self.ctx.recorder.emit("gate_paused", node_id=gate, declarer=declarer,
+                               description=desc or None)
+        self.stop = "gate"
+        self.paused_at = gate
+
+    def _leg_budget_allows(self, node: Node) -> bool:
+        if self.opts.max_nodes is not None and self.launched >= self.opts.max_nodes:
+            return False
+        if self.opts.max_minutes is not None:
+            left = self.opts.max_minutes * 60 - (self.clock() - self.started)
+            if node.timeout_s > left:
+                return False
+        return True
+
+    def _graph_budget_spent(self, node: Node) -> bool:
+        cap = self.graph.budget_usd
+        if cap is None:
+            return False
+        spent = float(self.ctx.recorder.read(lambda st: st["cost_usd"]))
+        if spent < cap:
+            return False
+        self.ctx.recorder.emit(
+            "node_failed", node_id=node.id, cause="budget_exceeded", judged=False,
+            round=schedule.current_round(self.graph, self.ctx.recorder.state["nodes"], node.id) or None,
+            detail=f"graph budget_usd ${cap:.2f} is spent (${spent:.4f} so far); "
+            "the node was not started — raise budget_usd in the graph to continue",
+        )
+        self._hook(node.id, "FAIL", 0)
+        return True
+
+    # -- settling ---------------------------------------------------------------
+    def _settle(self, res: Result) -> None:
+        rec = self.ctx.recorder
+        rd = self.ctx.rundir
+        common = dict(
+            node_id=res.node_id, round=res.round or None, cost_usd=res.cost_usd,
+            cost_unknown=res.cost_unknown or None, usage=dict(res.usage) or None,
+            session_id=res.session_id, duration_s=round(res.duration_s, 3), retries=res.retries or None,
+        )
+        if res.passed:
+            rd.write_payload(rd.artifact(res.node_id), res.reply)
+            rd.failed(res.node_id).unlink(missing_ok=True)
+            detail = res.detail or (f"feedback round {res.round}" if res.round else "")
+            rec.emit("node_passed", verdict="PASS", provenance=res.provenance, detail=detail or None,
+                     **common)
+            self._hook(res.node_id, "PASS", res.round)
+            return
+        if res.reply.strip():
+            rd.write_payload(rd.failed(res.node_id), res.reply)
+        assert res.cause is not None
+        decision = rec.read(lambda st: schedule.judge_feedback(
+            self.graph, st["nodes"], res.node_id, res.cause, res.judged, st["hops"]))
+        if decision.action == "fire":
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
+            common["round"] = decision.round
+            rec.emit("node_retried", reason="feedback", cause=res.cause, detail=decision.detail,
+                     **{k: v for k, v in common.items() if k not in ("duration_s", "retries")})
+            self._hook(res.node_id, "", decision.round)
+            return
+        detail = res.detail
+        if decision.action in ("exhausted", "hop_cap"):
+            detail = f"{decision.detail}: {res.detail}" if decision.action == "exhausted" else (
+                f"{decision.detail}; {res.detail}")
+        if decision.gate is not None:
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
+            rec.emit("node_retried", reason="exhausted", cause=res.cause, detail=detail,
+                     **{k: v for k, v in common.items() if k not in ("duration_s", "retries")})
+            self._pause_at(decision.gate, declarer=res.node_id)
+            return
+        rec.emit("node_failed", verdict="FAIL", cause=res.cause, judged=res.judged, detail=detail,
+                 **common)
+        self._hook(res.node_id, "FAIL", res.round)
+
+    def _hook(self, node_id: str, verdict: str, round_: int) -> None:
+        if self.on_settled is not None:
+            self.on_settled(node_id, verdict, round_)
+
+    # -- finishing --------------------------------------------------------------
+    def _finish(self, status: dict[str, schedule.Status]) -> LegResult:
+        rec = self.ctx.recorder
+        failed = [n for n, s in status.items() if s == "failed"]
+        left = schedule.unfinished(self.graph, status)
+        if self.stop == "gate" and (not failed or self.graph.on_fail == "continue"):
+            res = LegResult("paused", "gate", self.paused_at)
+        elif failed and (self.graph.on_fail == "halt" or not left):
+            res = LegResult("failed", "failed", detail="failed: " + ", ".join(failed))
+        elif left:
+            reason = "leg_budget" if self.stop == "leg_budget" else "unfinished"
+            res = LegResult("paused", reason, detail="unfinished: " + ", ".join(left))
+        else:
+            res = LegResult("passed")
+        rec.emit("run_finished", outcome=res.outcome, reason=res.reason, paused_at=res.paused_at,
+                 detail=res.detail or None)
+        return res
