@@ -1,0 +1,277 @@
+"""Legs: starting a run and resuming it, one process at a time, from what the run directory holds."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from omg import schedule
+from omg.engine import Leg, LegOptions, LegResult
+from omg.errors import InputError, StateError, UsageError
+from omg.execute import Context
+from omg.model import EXHAUSTED_GATE_SUFFIX, Graph, Node
+from omg.proc import Spawner, spawn
+from omg.progress import Progress
+from omg.recorder import Recorder
+from omg.rundir import RunDir
+from omg.runtimes import Runtime
+from omg.state import State, empty_state
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+EXIT = {"passed": 0, "failed": 1, "paused": 4}
+
+
+@dataclass
+class Environment:
+    """What a leg takes from the outside world; tests replace any part of it."""
+
+    runs_dir: Path
+    root: Path
+    parent_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    spawn: Spawner = spawn
+    runtimes: Mapping[str, Runtime] | None = None
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    live: bool | None = None
+    hooks: Any = None  # omg.gitrun.GitHooks when the run lives in git
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A gate decision given on the command line."""
+
+    gate: str
+    approve: bool
+    by: str
+    reason: str = ""
+
+
+def default_runtimes() -> dict[str, Runtime]:
+    from omg.runtimes.shell import ShellRuntime
+
+    rts: dict[str, Runtime] = {"shell": ShellRuntime()}
+    try:
+        from omg.runtimes.claude import ClaudeRuntime
+
+        rts["claude"] = ClaudeRuntime()
+    except ImportError:  # pragma: no cover - the claude runtime ships with the package
+        pass
+    return rts
+
+
+def resolve_inputs(graph: Graph, given: Mapping[str, str]) -> dict[str, str]:
+    """Declared defaults applied; an undeclared or missing required input is refused."""
+    declared = {i.name: i for i in graph.inputs}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        names = ", ".join(sorted(declared)) or "none"
+        raise InputError(
+            f"input(s) {', '.join(unknown)} are not declared by graph {graph.name!r} "
+            f"(declared: {names}); fix the -i name or add it to the graph's inputs"
+        )
+    out: dict[str, str] = {}
+    missing = []
+    for name, spec in declared.items():
+        if name in given:
+            out[name] = given[name]
+        elif spec.default is not None:
+            out[name] = spec.default
+        elif spec.required or not isinstance(graph.data.get("inputs"), Mapping):
+            missing.append(name)
+        else:
+            out[name] = ""
+    if missing:
+        raise InputError(
+            f"graph {graph.name!r} needs input(s) {', '.join(missing)}; pass them with "
+            + " ".join(f"-i {m}=VALUE" for m in missing)
+        )
+    return out
+
+
+def new_run_id(graph: Graph, runs_dir: Path) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{re.sub(r'[^A-Za-z0-9._-]', '-', graph.name or 'run')}"
+    rid, n = base, 1
+    while (runs_dir / rid).exists():
+        n += 1
+        rid = f"{base}-{n}"
+    return rid
+
+
+def start_run(
+    graph: Graph,
+    source: Path,
+    given: Mapping[str, str],
+    env: Environment,
+    opts: LegOptions,
+    run_id: str | None = None,
+) -> tuple[str, LegResult, State]:
+    """The first leg of a new run."""
+    inputs = resolve_inputs(graph, given)
+    if run_id is not None and not RUN_ID.match(run_id):
+        raise UsageError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
+    rid = run_id or new_run_id(graph, env.runs_dir)
+    rundir = RunDir(env.runs_dir / rid)
+    if rundir.exists():
+        raise StateError(f"run {rid!r} already exists in {env.runs_dir}; resume it with "
+                         f"`omg resume {rid}` or pick another --run-id")
+    rundir.lock()
+    try:
+        rec = Recorder(rundir, empty_state(), leg=1)
+        sha = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
+        start = dict(graph=dict(graph.data), graph_source=str(source), graph_sha256=sha,
+                     inputs=inputs)
+        result = _run_leg(graph, rec, env, opts, inputs, start, [])
+        return rid, result, rec.state
+    finally:
+        rundir.close()
+
+
+def load_run(rundir: RunDir) -> tuple[State, int]:
+    """The snapshot plus the tail of events it had not folded yet (a leg killed mid-write)."""
+    from omg.state import apply
+
+    state = rundir.read_state()
+    tail = rundir.events_after(state["seq"])
+    for ev in tail:
+        apply(state, ev)
+    last = max([state["seq"], *(ev["seq"] for ev in tail)])
+    return state, last
+
+
+def resume_run(
+    run_id: str,
+    env: Environment,
+    options: Callable[[Graph], LegOptions],
+    *,
+    retry_failed: bool = False,
+    decision: Decision | None = None,
+    snapshot_loader: Callable[[Mapping[str, Any], str], Graph],
+    warn: Callable[[str], None],
+) -> tuple[LegResult | None, State]:
+    """The next leg of an existing run; None when there was nothing to do (no leg appended)."""
+    rundir = RunDir(env.runs_dir / run_id)
+    if not rundir.exists():
+        raise StateError(f"no run {run_id!r} in {env.runs_dir}; `omg status` lists the runs there")
+    rundir.lock()
+    try:
+        state, last = load_run(rundir)
+        graph = snapshot_loader(state["graph"], state["graph_source"])
+        _warn_if_changed(state, warn)
+        status = schedule.statuses(graph, state["nodes"])
+        if decision is not None:
+            _check_decision(state, graph, decision)
+        elif state["paused_at"] and not retry_failed:
+            raise StateError(_paused_hint(state["run_id"], state["paused_at"]), ) from None
+        if not retry_failed and decision is None:
+            failed = [n for n, s in status.items() if s == "failed"]
+            if failed and (graph.on_fail == "halt" or not schedule.unfinished(graph, status)):
+                raise StateError(f"run {run_id!r} failed at {', '.join(failed)}; re-run the failed "
+                                 f"nodes with `omg resume {run_id} --retry-failed`")
+        if retry_failed and not _has_work_after_retry(graph, state):
+            return None, state
+        if decision is None and not retry_failed and not schedule.unfinished(graph, status):
+            return None, state
+        rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
+        start: dict[str, Any] = {"retry_failed": True} if retry_failed else {}
+        decisions = [decision] if decision is not None else []
+        result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, decisions)
+        return result, rec.state
+    finally:
+        rundir.close()
+
+
+def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
+             inputs: Mapping[str, str], start: dict[str, Any], decisions: list[Decision]) -> LegResult:
+    from omg.workspace import LocalWorkspace
+
+    hooks = env.hooks
+    ctx = Context(
+        graph=graph, inputs=inputs, rundir=rec.rundir, recorder=rec, spawn=env.spawn,
+        runtimes=env.runtimes or default_runtimes(),
+        workspace=hooks.workspace if hooks is not None else LocalWorkspace(env.root, rec.rundir.run_id),
+        parent_env=env.parent_env,
+        budget_left=lambda: None if graph.budget_usd is None else max(
+            0.0, graph.budget_usd - float(rec.read(lambda st: st["cost_usd"]))),
+    )
+    with Progress(env.stderr, env.live) as progress:
+        rec.listen(progress)
+        if hooks is not None:
+            hooks.before_leg(rec)
+        rec.emit("run_started", **start)
+        for d in decisions:
+            _record_decision(rec, graph, d)
+        if hooks is not None:
+            hooks.settled(rec, "", "", 0)
+        leg = Leg(ctx, opts, on_settled=None if hooks is None else (
+            lambda n, v, r: hooks.settled(rec, n, v, r)))
+        result = leg.run()
+        if hooks is not None:
+            hooks.after_leg(rec, result)
+    return result
+
+
+def _record_decision(rec: Recorder, graph: Graph, d: Decision) -> None:
+    judged = f"seq:{rec.state['seq']}"
+    target = d.gate
+    rnd = 0
+    if d.gate.endswith(EXHAUSTED_GATE_SUFFIX) and d.gate not in graph.by_id:
+        target = d.gate[: -len(EXHAUSTED_GATE_SUFFIX)]
+        rnd = int(rec.state["nodes"].get(target, {}).get("round", 0))
+    why = f": {d.reason}" if d.reason else ""
+    if d.approve:
+        rec.emit("gate_approved", node_id=d.gate, by=d.by, reason=d.reason or None, judged=judged)
+        rec.emit("node_passed", node_id=target, verdict="PASS", provenance="approved",
+                 round=rnd or None, cost_usd=0.0, detail=f"gate approved by {d.by}{why}")
+    else:
+        rec.emit("gate_rejected", node_id=d.gate, by=d.by, reason=d.reason or None, judged=judged)
+        rec.emit("node_failed", node_id=target, verdict="FAIL", round=rnd or None, cost_usd=0.0,
+                 judged=False, detail=f"gate rejected by {d.by}{why}")
+
+
+def _check_decision(state: State, graph: Graph, d: Decision) -> None:
+    paused = state["paused_at"]
+    if paused is None:
+        raise StateError(f"run {state['run_id']!r} is not paused at a gate, so there is nothing to "
+                         f"{'approve' if d.approve else 'reject'} (a failed run is retried with "
+                         "--retry-failed)")
+    if d.gate in state["gates"]:
+        raise StateError(f"gate {d.gate!r} was already decided ({state['gates'][d.gate]['decision']}"
+                         f" by {state['gates'][d.gate]['by']}); a recorded decision is never re-asked")
+    if d.gate != paused:
+        raise StateError(f"you named gate {d.gate!r} but run {state['run_id']!r} is paused at "
+                         f"{paused!r}; resume with --approve {paused} or --reject {paused}")
+
+
+def _paused_hint(run_id: str, gate: str) -> str:
+    return (f"run {run_id!r} is paused at gate {gate!r}; decide it with "
+            f"`omg resume {run_id} --approve {gate}` or "
+            f"`omg resume {run_id} --reject {gate} --reason TEXT`")
+
+
+def _has_work_after_retry(graph: Graph, state: State) -> bool:
+    from omg.state import apply, fold
+
+    probe = fold([], state)
+    apply(probe, {"event": "run_started", "seq": state["seq"] + 1, "leg": len(state["legs"]) + 1,
+                  "ts": "", "run_id": state["run_id"], "retry_failed": True})
+    status = schedule.statuses(graph, probe["nodes"])
+    return bool(schedule.unfinished(graph, status))
+
+
+def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
+    src = Path(state["graph_source"])
+    if state["graph_sha256"] and src.is_file():
+        if hashlib.sha256(src.read_bytes()).hexdigest() != state["graph_sha256"]:
+            warn(f"warning: {src} has changed since this run started; the run continues the graph "
+                 "exactly as it was snapshotted in state.json, not as the file now reads")
+
+
+def describe_node(node: Node) -> str:
+    return f"{node.id} ({node.kind})"
