@@ -218,7 +218,7 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
 
 
 def _record_decision(rec: Recorder, graph: Graph, d: Decision) -> None:
-    judged = f"seq:{rec.state['seq']}"
+    ref = rec.ref()
     target = d.gate
     rnd = 0
     if d.gate.endswith(EXHAUSTED_GATE_SUFFIX) and d.gate not in graph.by_id:
@@ -226,11 +226,11 @@ def _record_decision(rec: Recorder, graph: Graph, d: Decision) -> None:
         rnd = int(rec.state["nodes"].get(target, {}).get("round", 0))
     why = f": {d.reason}" if d.reason else ""
     if d.approve:
-        rec.emit("gate_approved", node_id=d.gate, by=d.by, reason=d.reason or None, judged=judged)
+        rec.emit("gate_approved", node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
         rec.emit("node_passed", node_id=target, verdict="PASS", provenance="approved",
                  round=rnd or None, cost_usd=0.0, detail=f"gate approved by {d.by}{why}")
     else:
-        rec.emit("gate_rejected", node_id=d.gate, by=d.by, reason=d.reason or None, judged=judged)
+        rec.emit("gate_rejected", node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
         rec.emit("node_failed", node_id=target, verdict="FAIL", round=rnd or None, cost_usd=0.0,
                  judged=False, detail=f"gate rejected by {d.by}{why}")
 

@@ -31,6 +31,7 @@ class Recorder:
         self.leg = leg
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
+        self.state_ref: str | None = None  # set by the git hooks to "commit:<sha>"
 
     def listen(self, fn: Listener) -> None:
         self._listeners.append(fn)
@@ -54,6 +55,10 @@ class Recorder:
             for fn in self._listeners:
                 fn(ev, self.state)
             return ev
+
+    def ref(self) -> str:
+        """What a human judged: the run branch commit when the run lives in git, else the seq."""
+        return self.state_ref or f"seq:{self.state['seq']}"
 
     def read(self, fn: Callable[[State], Any]) -> Any:
         """Run ``fn`` on the state under the lock (for worker threads)."""

@@ -163,7 +163,7 @@ def _gate_decided(st: State, ev: Event) -> None:
         "by": ev.get("by", ""),
         "reason": ev.get("reason", ""),
         "at": ev["ts"],
-        "judged": ev.get("judged", ""),
+        "state_ref": ev.get("state_ref", ""),
     }
     if st["paused_at"] == ev["node_id"]:
         st["paused_at"] = None

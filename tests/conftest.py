@@ -1,0 +1,79 @@
+"""Shared fixtures: running the real CLI, and checking run directories against the schemas."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMAS = ROOT / "schemas"
+
+_validators: dict[str, Draft202012Validator] = {}
+
+
+def schema_validator(name: str) -> Draft202012Validator:
+    if name not in _validators:
+        schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+        _validators[name] = Draft202012Validator(schema)
+    return _validators[name]
+
+
+def check_run_dir(run_dir: Path) -> dict:
+    """Validate state.json and every events.jsonl line against the schemas; return the state.
+
+    Also proves the snapshot is the fold of the stream (what `omg replay` checks).
+    """
+    from omg.rundir import canonical_json
+    from omg.state import fold
+
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    for ev in events:
+        errors = sorted(schema_validator("event").iter_errors(ev), key=str)
+        assert not errors, f"event {ev} violates event.schema.json: {errors[0].message}"
+    seqs = [ev["seq"] for ev in events]
+    assert seqs == list(range(1, len(events) + 1)), "seq must count 1, 2, 3… in file order"
+    state = json.loads((run_dir / "state.json").read_text())
+    errors = sorted(schema_validator("state").iter_errors(state), key=str)
+    assert not errors, f"state.json violates state.schema.json: {errors[0].message}"
+    assert canonical_json(fold(events)) == (run_dir / "state.json").read_text()
+    return state
+
+
+@pytest.fixture
+def run_dir_check() -> Callable[[Path], dict]:
+    return check_run_dir
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """A clean environment for omg subprocesses (no CI secrets leaking into tests)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
+    env.update(extra)
+    return env
+
+
+OmgRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def omg(tmp_path: Path) -> OmgRunner:
+    """Run the real `omg` CLI (`python -m omg`) in a directory; returns the completed process."""
+
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "omg", *args],
+            cwd=cwd or tmp_path,
+            env=env or child_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
