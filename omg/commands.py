@@ -55,8 +55,10 @@ def _git_hooks(env: Environment, run_id: str, *, commit: bool, push: str | None,
         if push:
             raise UsageError("--push needs commits; drop --no-commit")
         return
-    from omg.gitrun import attach
-
+    try:
+        from omg.gitrun import attach
+    except ImportError:  # git support not installed in this build
+        return
     env.hooks = attach(env.root, run_id, push=push, base=base, warn=_warn)
     if env.hooks is None and push:
         raise UsageError(f"--push {push}: {env.root} is not inside a git repository")
