@@ -50,7 +50,7 @@ def lint(
 
     if format not in ("text", "json", "github"):
         raise UsageError(f"--format {format!r} is not one of text, json, github")
-    out, code = lint_paths(paths, format, strict)  # type: ignore[arg-type]
+    out, code = lint_paths(paths, format, strict)
     if out:
         print(out)
     _exit(code)

@@ -10,7 +10,7 @@ from typing import Literal
 
 from omg import schedule
 from omg.execute import Context, Result, execute
-from omg.model import Node
+from omg.model import Graph, Node
 
 Outcome = Literal["passed", "failed", "paused"]
 StopReason = Literal["halt", "gate", "leg_budget"]
@@ -54,7 +54,7 @@ class Leg:
         self.paused_at: str | None = None
 
     @property
-    def graph(self):  # type: ignore[no-untyped-def]
+    def graph(self) -> Graph:
         return self.ctx.graph
 
     def run(self) -> LegResult:
@@ -87,8 +87,9 @@ class Leg:
             if not candidates:
                 awaiting = [n for n, s in status.items() if s == "awaiting"]
                 if awaiting and not running:
-                    gate = rec.read(lambda st, a=awaiting[0]: st["nodes"][a].get("awaiting"))
-                    self._pause_at(str(gate), declarer=awaiting[0])
+                    declarer = awaiting[0]
+                    gate = rec.read(lambda st: st["nodes"][declarer].get("awaiting"))
+                    self._pause_at(str(gate), declarer=declarer)
                 return
             node = self.graph.node(candidates[0])
             if node.kind == "gate":
@@ -156,9 +157,9 @@ class Leg:
             return
         if res.reply.strip():
             rd.write_payload(rd.failed(res.node_id), res.reply)
-        assert res.cause is not None
+        cause = res.cause or "run_error"
         decision = rec.read(lambda st: schedule.judge_feedback(
-            self.graph, st["nodes"], res.node_id, res.cause, res.judged, st["hops"]))
+            self.graph, st["nodes"], res.node_id, cause, res.judged, st["hops"]))
         if decision.action == "fire":
             rd.write_payload(rd.feedback(res.node_id), res.payload)
             common["round"] = decision.round

@@ -95,7 +95,7 @@ def execute(ctx: Context, node: Node, round_: int) -> Result:
     """Run every attempt of one execution of ``node`` in round ``round_``."""
     r = Renderer(ctx)
     try:
-        base = r.text(node.run, shell=True) if node.kind == "shell" else r.text(node.prompt or "")
+        base = r.text(node.run or "", shell=True) if node.kind == "shell" else r.text(node.prompt or "")
         cwd_text = r.text(node.cwd) if node.cwd is not None else None
         branch = r.text(node.worktree.branch) if node.worktree and node.worktree.branch else None
         cwd = ctx.workspace.cwd_for(node, cwd_text, branch)

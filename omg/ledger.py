@@ -22,7 +22,7 @@ def verdict_cell(rec: dict[str, Any] | None) -> str:
 
 
 def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
-    out = []
+    out: list[tuple[str, ...]] = []
     for nid in graph.topo_order:
         rec = state["nodes"].get(nid)
         if rec is None:
