@@ -147,6 +147,9 @@ class Leg:
             cost_unknown=res.cost_unknown or None, usage=dict(res.usage) or None,
             session_id=res.session_id, duration_s=round(res.duration_s, 3), retries=res.retries or None,
         )
+        node = self.graph.node(res.node_id)
+        verdict = "PASS" if res.passed else "FAIL"
+        common.update(self.ctx.workspace.settle(node, verdict, res.round))
         if res.passed:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
             rd.failed(res.node_id).unlink(missing_ok=True)

@@ -27,6 +27,10 @@ class Workspace(Protocol):
 
     def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path: ...
 
+    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+        """Record what the node changed (a worktree commit); extra fields for its event."""
+        ...
+
 
 @dataclass
 class Context:

@@ -30,6 +30,7 @@ def empty_state() -> State:
         "gates": {},
         "legs": [],
         "hops": 0,
+        "worktrees": {},
         "paused_at": None,
         "status": "running",
         "cost_usd": 0.0,
@@ -114,7 +115,16 @@ def _spend(st: State, rec: dict[str, Any], ev: Event) -> None:
         rec["cost_unknown"] = True
 
 
+def _worktree(st: State, ev: Event) -> None:
+    if "worktree_commit" in ev:
+        st["worktrees"][ev["worktree"]] = {
+            "branch": ev["worktree_branch"],
+            "commit": ev["worktree_commit"],
+        }
+
+
 def _node_retried(st: State, ev: Event) -> None:
+    _worktree(st, ev)
     rec = _record(st, ev["node_id"])
     _spend(st, rec, ev)
     rec["attempts"] = rec.get("attempts", 0) + 1
@@ -126,6 +136,7 @@ def _node_retried(st: State, ev: Event) -> None:
 
 
 def _terminal(st: State, ev: Event, verdict: str) -> None:
+    _worktree(st, ev)
     rec = _record(st, ev["node_id"])
     _spend(st, rec, ev)
     rec["verdict"] = verdict

@@ -18,6 +18,9 @@ class LocalWorkspace:
         self.root = root
         self.run_id = run_id
 
+    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+        return {}
+
     def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path:
         if node.worktree is not None:
             path = self.root / ".omg" / "worktrees" / self.run_id / node.worktree.name
