@@ -20,7 +20,7 @@ from omg.model import EXHAUSTED_GATE_SUFFIX, Graph, Node
 from omg.proc import Spawner, spawn
 from omg.progress import Progress
 from omg.recorder import Recorder
-from omg.rundir import RunDir
+from omg.rundir import RunDir, ensure_ignored
 from omg.runtimes import Runtime
 from omg.state import State, empty_state
 
@@ -118,6 +118,7 @@ def start_run(
         raise UsageError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
     rid = run_id or new_run_id(graph, env.runs_dir)
     rundir = RunDir(env.runs_dir / rid)
+    ensure_ignored(env.runs_dir)
     if rundir.exists():
         raise StateError(f"run {rid!r} already exists in {env.runs_dir}; resume it with "
                          f"`omg resume {rid}` or pick another --run-id")

@@ -45,6 +45,15 @@ def atomic_write(path: Path, text: str) -> None:
         os.close(dfd)
 
 
+def ensure_ignored(runs_dir: Path) -> None:
+    """Make ``.omg/`` ignore itself (a ``.gitignore`` holding ``*``), as pytest's cache does."""
+    if runs_dir.parent.name == ".omg":
+        ignore = runs_dir.parent / ".gitignore"
+        if not ignore.exists():
+            runs_dir.parent.mkdir(parents=True, exist_ok=True)
+            ignore.write_text("*\n")
+
+
 class RunDir:
     """One run's directory under ``<runs-dir>/<run-id>/``."""
 
