@@ -52,6 +52,8 @@ class Leg:
         self.launched = 0
         self.stop: StopReason | None = None
         self.paused_at: str | None = None
+        self._status: dict[str, schedule.Status] = {}
+        self._status_seq = -1
 
     @property
     def graph(self) -> Graph:
@@ -74,16 +76,24 @@ class Leg:
         return self._finish(status)
 
     # -- launching --------------------------------------------------------------
+    def _statuses(self) -> dict[str, schedule.Status]:
+        """Node statuses, recomputed only when the state changed (node_started changes nothing)."""
+        seq = self.ctx.recorder.state["seq"]
+        if self._status_seq != seq:
+            self._status = self.ctx.recorder.read(
+                lambda st: schedule.statuses(self.graph, st["nodes"]))
+            self._status_seq = seq
+        return self._status
+
     def _launch(self, pool: ThreadPoolExecutor, running: dict[Future[Result], str]) -> None:
         rec = self.ctx.recorder
         while len(running) < max(1, self.opts.concurrency) and self.stop is None:
-            nodes = rec.read(lambda st: st["nodes"])
-            status = rec.read(lambda st: schedule.statuses(self.graph, st["nodes"]))
+            nodes = rec.state["nodes"]
+            status = self._statuses()
             if self.graph.on_fail == "halt" and "failed" in status.values():
                 self.stop = "halt"
                 return
             candidates = schedule.ready(self.graph, status, set(running.values()))
-            candidates = [c for c in candidates if c not in schedule.pruned(self.graph, status)]
             if not candidates:
                 awaiting = [n for n, s in status.items() if s == "awaiting"]
                 if awaiting and not running:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import time
@@ -64,16 +65,23 @@ def spawn(
         )
     except OSError as exc:
         return ProcResult(tuple(argv), None, "", "", time.monotonic() - start, spawn_error=str(exc))
-    timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    deadline = start + timeout_s
+    chunks, eof = _drain(proc, deadline)
+    timed_out = not eof or not _reaped(proc, deadline)
+    if timed_out:
         _kill_group(proc.pid)
+        more, _ = _drain(proc, time.monotonic() + 2)  # what the group wrote before dying
+        for fd in (1, 2):
+            chunks[fd] += more[fd]
         try:
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a grandchild kept a pipe open
-            out, err = b"", b""
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    out = b"".join(chunks[1])
+    err = b"".join(chunks[2])
     code = None if timed_out else proc.returncode
     return ProcResult(
         tuple(argv),
@@ -83,6 +91,48 @@ def spawn(
         time.monotonic() - start,
         timed_out=timed_out,
     )
+
+
+def _drain(proc: subprocess.Popen[bytes], deadline: float) -> tuple[dict[int, list[bytes]], bool]:
+    """Read stdout/stderr until EOF or ``deadline``: (chunks by fd number, reached EOF)."""
+    fds = {s.fileno(): n for n, s in ((1, proc.stdout), (2, proc.stderr)) if s is not None}
+    chunks: dict[int, list[bytes]] = {1: [], 2: []}
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+    while fds:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return chunks, False
+        for fd, _ in poller.poll(left * 1000):
+            data = os.read(fd, 65536)
+            if data:
+                chunks[fds[fd]].append(data)
+            else:
+                poller.unregister(fd)
+                del fds[fd]
+    return chunks, True
+
+
+def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Wait for exit without polling (a pidfd on Linux); False if the deadline passed first."""
+    left = max(0.0, deadline - time.monotonic())
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=left)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([pidfd], [], [], left)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        return False
+    proc.wait()
+    return True
 
 
 def _kill_group(pid: int) -> None:

@@ -17,6 +17,13 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _touched(ev: dict[str, Any]) -> frozenset[str] | None:
+    """The node records an event can change (None: any of them)."""
+    if ev["event"] == "run_started":
+        return None
+    return frozenset(str(ev[k]) for k in ("node_id", "declarer") if k in ev)
+
+
 class Recorder:
     """Appends events (fsync'd), folds them into the state, rewrites state.json atomically.
 
@@ -51,7 +58,7 @@ class Recorder:
             self._last_seq = ev["seq"]
             apply(self.state, ev)
             if event != "node_started":
-                self.rundir.write_state(self.state)
+                self.rundir.write_state(self.state, _touched(ev))
             for fn in self._listeners:
                 fn(ev, self.state)
             return ev

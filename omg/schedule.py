@@ -61,15 +61,14 @@ def ready(
     running: Collection[str],
 ) -> list[str]:
     """Pending nodes whose parents all passed, not running, in topological order (ties: declared)."""
-    order = {nid: i for i, nid in enumerate(graph.topo_order)}
     out = [
         nid
-        for nid in graph.ids
+        for nid in graph.topo_order
         if status[nid] == "pending"
         and nid not in running
-        and all(status.get(p) == "passed" for p in graph.node(nid).depends_on)
+        and all(status.get(p) == "passed" for p in graph.by_id[nid].depends_on)
     ]
-    return sorted(out, key=order.__getitem__)
+    return out
 
 
 def unfinished(graph: Graph, status: Mapping[str, Status]) -> list[str]:
