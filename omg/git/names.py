@@ -1,0 +1,50 @@
+"""The ref namespace omg owns: run branches, work branches and recorded worktree bases."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pygit2
+
+from omg.errors import GitError
+
+RUNS = "refs/heads/omg/runs/"
+WORK = "refs/heads/omg/work/"
+BASES = "refs/omg/base/"
+HEADS = "refs/heads/"
+
+
+def checked(kind: str, value: str) -> str:
+    """``value`` if it can be one component of a ref name, else a GitError naming it."""
+    if not value or "/" in value or not pygit2.reference_is_valid_name(f"{HEADS}x/{value}"):
+        raise GitError(
+            f"{kind} {value!r} cannot be part of a git branch name; "
+            "use letters, digits, '.', '_' or '-'"
+        )
+    return value
+
+
+def run_ref(run_id: str) -> str:
+    """``refs/heads/omg/runs/<run_id>``: the branch a run's state is committed to."""
+    return RUNS + checked("run id", run_id)
+
+
+def remote_run_ref(tracking: str, run_id: str) -> str:
+    """``refs/remotes/<tracking>/omg/runs/<run_id>``: the run branch as last seen on a remote."""
+    return f"refs/remotes/{tracking}/{run_ref(run_id).removeprefix(HEADS)}"
+
+
+def work_branch(run_id: str, name: str) -> str:
+    """``omg/work/<run_id>/<name>``: the default branch of a managed worktree."""
+    return f"omg/work/{checked('run id', run_id)}/{checked('worktree name', name)}"
+
+
+def base_ref(run_id: str, name: str) -> str:
+    """Where the commit a worktree branch started from is remembered (local only)."""
+    return f"{BASES}{checked('run id', run_id)}/{checked('worktree name', name)}"
+
+
+def worktree_id(run_id: str, name: str) -> str:
+    """The name of the worktree's admin directory under ``.git/worktrees/``; unique per pair."""
+    digest = hashlib.sha1(f"{run_id}\0{name}".encode()).hexdigest()[:8]
+    return f"omg-{run_id}-{name}-{digest}"

@@ -1,0 +1,183 @@
+"""The run repository: the one object the engine holds to keep a run in git."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+import pygit2
+
+from omg.errors import GitError
+from omg.git import remote as remotes
+from omg.git import runbranch, worktrees
+from omg.git.edge import translated
+from omg.git.identity import signature
+from omg.git.names import HEADS, remote_run_ref, run_ref
+from omg.git.worktrees import Worktree
+
+_FIX = "check the repository with `git status` and `git fsck`, then resume"
+
+
+def open_repo(start: Path, *, env: Mapping[str, str] | None = None) -> RunRepo | None:
+    """The repository enclosing ``start`` (with a working tree), or None outside one.
+
+    ``env`` supplies the commit identity (``GIT_AUTHOR_*``/``GIT_COMMITTER_*``) and the
+    push/fetch token (``GITHUB_TOKEN``/``OMG_GIT_TOKEN``); it defaults to ``os.environ``.
+    """
+    with translated(f"opening the git repository around {start}", _FIX):
+        found = pygit2.discover_repository(str(start))
+        if found is None:
+            return None
+        repo = pygit2.Repository(found)
+    if repo.is_bare or repo.workdir is None:
+        return None
+    return RunRepo(repo, os.environ if env is None else env)
+
+
+class RunRepo:
+    """A git repository holding runs: run branches, remotes and managed worktrees.
+
+    Every method leaves the user's HEAD, index and working tree alone, and raises only
+    GitError. Calls are serialised, so the engine may share one RunRepo across threads.
+    """
+
+    def __init__(self, repo: pygit2.Repository, env: Mapping[str, str]) -> None:
+        self._repo = repo
+        self._env = env
+        self._lock = threading.RLock()
+        self.root = Path(repo.workdir or ".").resolve()
+
+    def __repr__(self) -> str:
+        return f"RunRepo({str(self.root)!r})"
+
+    # -- run branch ---------------------------------------------------------------------
+
+    def run_branch(self, run_id: str) -> str:
+        """``omg/runs/<run_id>``: the branch the run's directory is committed to."""
+        return run_ref(run_id).removeprefix(HEADS)
+
+    def run_head(self, run_id: str) -> str | None:
+        """The commit the local run branch is at, or None when it does not exist."""
+        with self._lock:
+            return runbranch.head(self._repo, run_ref(run_id))
+
+    def commit_run_dir(
+        self, run_id: str, run_dir: Path, message: str, *, expect_parent: str | None
+    ) -> str:
+        """Commit ``run_dir`` as the run branch's whole tree; return the branch head.
+
+        ``leg.lock`` and ``*.tmp*`` files are left out. An unchanged tree commits nothing.
+        With ``expect_parent`` (a full sha) the branch must still be there (compare-and-swap).
+        """
+        with self._lock:
+            self._ignore_omg(run_dir)
+            return runbranch.commit(
+                self._repo, run_id, run_dir, message, expect_parent=expect_parent,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+            )  # fmt: skip
+
+    def restore_run_dir(
+        self, run_id: str, run_dir: Path, *, ref: str | None = None, prune: bool = False
+    ) -> str | None:
+        """Write the run branch's (or ``ref``'s) files into ``run_dir``; the commit, or None.
+
+        Each file is replaced atomically; unchanged files are not rewritten. With ``prune``
+        files the commit does not hold are removed, so the directory mirrors it exactly.
+        """
+        with self._lock:
+            self._ignore_omg(run_dir)
+            return runbranch.restore(self._repo, run_id, run_dir, ref, prune=prune)
+
+    def read_run_file(self, run_id: str, path: str, *, ref: str | None = None) -> str:
+        """One file of the run branch (or ``ref``) as text, e.g. ``state.json``."""
+        with self._lock:
+            return runbranch.read_file(self._repo, run_id, path, ref)
+
+    def _ignore_omg(self, run_dir: Path) -> None:
+        if run_dir.resolve().is_relative_to(self.root / ".omg"):
+            worktrees.ensure_ignored(self.root)  # a run dir must never show in `git status`
+
+    # -- remotes ------------------------------------------------------------------------
+
+    def push(self, remote: str, refspecs: list[str]) -> None:
+        """Push refspecs (``ref`` or ``src:dst``) to a remote name, URL or path; never forcing.
+
+        A lost race (the remote ref moved on) raises GitError saying another leg advanced it.
+        """
+        with self._lock, translated(f"pushing to {remote}", _FIX):
+            remotes.push(self._repo, remote, refspecs, self._env)
+
+    def fetch(self, remote: str, refspecs: list[str]) -> None:
+        """Fetch refspecs into ``refs/remotes/<remote>/``; local branches are never written."""
+        with self._lock, translated(f"fetching from {remote}", _FIX):
+            remotes.fetch(self._repo, remote, refspecs, self._env)
+
+    def remote_run_head(self, remote: str, run_id: str) -> str | None:
+        """After a fetch or push: ``refs/remotes/<remote>/omg/runs/<run_id>``, or None.
+
+        For a URL or path remote the namespace is ``omg-<hash of the URL>`` instead.
+        """
+        with self._lock:
+            tracking = remotes.tracking_name(self._repo, remote)
+            return runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+
+    def adopt_remote_run(self, remote: str, run_id: str) -> str:
+        """Fast-forward the local run branch to the fetched remote one; return its head.
+
+        A local branch ahead of the remote is kept as it is. Diverged histories raise
+        GitError: omg never rewrites a run's history.
+        """
+        with self._lock:
+            tracking = remotes.tracking_name(self._repo, remote)
+            theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+            if theirs is None:
+                raise GitError(f"{remote} has no omg/runs/{run_id} here; fetch it first")
+            with translated(f"adopting {remote}'s omg/runs/{run_id}", _FIX):
+                return runbranch.adopt(self._repo, run_id, theirs, remote)
+
+    # -- worktrees ----------------------------------------------------------------------
+
+    def acquire_worktree(
+        self, run_id: str, name: str, *, base: str = "HEAD", branch: str | None = None
+    ) -> Worktree:
+        """The checkout at ``.omg/worktrees/<run_id>/<name>``, reused, re-attached or created.
+
+        Its branch is ``omg/work/<run_id>/<name>``, or ``branch`` (created from ``base`` when
+        it does not exist yet).
+        """
+        with self._lock, translated(f"preparing worktree {name!r} of run {run_id}", _FIX):
+            return worktrees.acquire(self._repo, self.root, run_id, name, base, branch)
+
+    def commit_worktree(self, wt: Worktree, message: str) -> str | None:
+        """Commit every change in the worktree on its branch; None when nothing changed."""
+        with self._lock, translated(f"committing worktree {wt.name!r} at {wt.path}", _FIX):
+            return worktrees.commit(
+                wt, self._repo, message,
+                signature(self._repo, self._env, "AUTHOR"),
+                signature(self._repo, self._env, "COMMITTER"),
+            )  # fmt: skip
+
+    def worktree_head(self, wt: Worktree) -> str:
+        """The commit the worktree is at."""
+        with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", _FIX):
+            return worktrees.worktree_head(wt, self._repo)
+
+    def restore_worktree(
+        self, run_id: str, name: str, commit: str, *, branch: str | None = None
+    ) -> Worktree:
+        """Bring the worktree and its branch exactly to ``commit`` (e.g. in a fresh clone)."""
+        with self._lock, translated(f"restoring worktree {name!r} of run {run_id}", _FIX):
+            return worktrees.restore(self._repo, self.root, run_id, name, commit, branch)
+
+    def clean(self, run_id: str, *, remote: str | None = None) -> list[str]:
+        """Remove the run's worktrees, keeping any with changes and any branch with unique work.
+
+        With ``remote``, a branch is deleted only when the remote-tracking copy holds its
+        head; without, only when it has no commits beyond its base. Returns notes for humans.
+        """
+        with self._lock, translated(f"cleaning the worktrees of run {run_id}", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote) if remote else None
+            return worktrees.clean(self._repo, self.root, run_id, tracking)

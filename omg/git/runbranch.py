@@ -1,0 +1,216 @@
+"""The run branch: a run directory committed as a tree, and restored from one."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode
+
+from omg.errors import GitError
+from omg.git.edge import translated
+from omg.git.names import run_ref
+
+LOCK_FILE = "leg.lock"
+
+
+def skipped(name: str, *, top: bool) -> bool:
+    """Files never committed nor restored: the leg lock and in-flight temp files."""
+    return (top and name == LOCK_FILE) or ".tmp" in name
+
+
+def head(repo: pygit2.Repository, ref: str) -> str | None:
+    """The commit a local ref points at, or None when the ref does not exist."""
+    try:
+        target = repo.references[ref].resolve().target
+    except KeyError:
+        return None
+    return str(target)
+
+
+def commit(
+    repo: pygit2.Repository,
+    run_id: str,
+    run_dir: Path,
+    message: str,
+    *,
+    expect_parent: str | None,
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+) -> str:
+    """Commit ``run_dir`` as the whole tree of the run branch; compare-and-swap on its head."""
+    ref = run_ref(run_id)
+    where = f"committing run {run_id} to {ref} in {repo.workdir}"
+    if not run_dir.is_dir():
+        raise GitError(f"{where} failed: run directory {run_dir} does not exist")
+    current = head(repo, ref)
+    if expect_parent is not None and current != expect_parent:
+        raise moved_on(run_id, ref, current, expect_parent)
+    with translated(where, "check the repository with `git fsck`, then resume the run"):
+        tree = _tree(repo, run_dir, top=True)
+        if tree is None:
+            tree = repo.TreeBuilder().write()
+        if current is not None and repo[current].peel(pygit2.Commit).tree_id == tree:
+            return current
+        parents = [current] if current is not None else []
+        try:
+            # libgit2 checks parents[0] against the ref's tip and updates it under the ref lock,
+            # so a writer that slipped in between our read and this call is caught, not overwritten.
+            oid = repo.create_commit(ref, author, committer, message, tree, parents)
+        except (pygit2.GitError, pygit2.AlreadyExistsError) as exc:
+            now = head(repo, ref)
+            if now != current:
+                raise moved_on(run_id, ref, now, current) from exc
+            raise
+    return str(oid)
+
+
+def adopt(repo: pygit2.Repository, run_id: str, theirs: str, remote: str) -> str:
+    """Fast-forward the local run branch to ``theirs``; keep it when it is already ahead."""
+    ref = run_ref(run_id)
+    local = repo.references.get(ref)
+    if local is None:
+        repo.create_reference_direct(ref, theirs, False, f"omg: adopt {remote}")
+        return theirs
+    ours = str(local.target)
+    if ours == theirs or repo.descendant_of(ours, theirs):
+        return ours
+    if not repo.descendant_of(theirs, ours):
+        raise GitError(
+            f"run {run_id} diverged: {ref} is at {ours[:12]} here and at {theirs[:12]} on "
+            f"{remote}; two legs advanced it from the same state and omg never rewrites a "
+            f"run's history. Keep this copy with `git branch -m omg/runs/{run_id} "
+            f"kept/omg-run-{run_id}`, then resume with --fetch {remote}"
+        )
+    local.set_target(theirs, f"omg: fast-forward to {remote}")  # a CAS on the tip read above
+    return theirs
+
+
+def moved_on(run_id: str, ref: str, now: str | None, started: str | None) -> GitError:
+    """The compare-and-swap failure: someone else advanced (or removed) the run branch."""
+    at = now[:12] if now else "nowhere (the branch was deleted)"
+    start = started[:12] if started else "an empty branch"
+    return GitError(
+        f"run {run_id} moved on: {ref} is at {at}, this leg started from {start}; "
+        "another leg advanced it — fetch and resume again"
+    )
+
+
+def _tree(repo: pygit2.Repository, directory: Path, *, top: bool) -> pygit2.Oid | None:
+    builder = repo.TreeBuilder()
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if skipped(entry.name, top=top) or entry.is_symlink():
+                continue  # symlinks are never written by omg; following one could leak files
+            if entry.is_dir():
+                sub = _tree(repo, Path(entry.path), top=False)
+                if sub is not None:  # git keeps no empty directories
+                    builder.insert(entry.name, sub, FileMode.TREE)
+            elif entry.is_file():
+                try:
+                    blob = repo.create_blob_fromdisk(entry.path)
+                    mode = entry.stat().st_mode
+                except FileNotFoundError:
+                    continue  # removed while we walked: it is not part of this snapshot
+                exe = mode & stat.S_IXUSR
+                builder.insert(entry.name, blob, FileMode.BLOB_EXECUTABLE if exe else FileMode.BLOB)
+    return builder.write() if len(builder) else None
+
+
+def resolve(repo: pygit2.Repository, run_id: str, ref: str | None) -> pygit2.Commit | None:
+    """The commit behind ``ref`` (default: the run branch), or None when it does not exist."""
+    spec = ref if ref is not None else run_ref(run_id)
+    try:
+        obj = repo.revparse_single(spec)
+    except (KeyError, pygit2.InvalidSpecError):
+        return None
+    try:
+        return obj.peel(pygit2.Commit)
+    except (pygit2.GitError, ValueError) as exc:
+        raise GitError(f"{spec} in {repo.workdir} is not a commit; pass a run branch") from exc
+
+
+def read_file(repo: pygit2.Repository, run_id: str, path: str, ref: str | None) -> str:
+    """One file of a run branch as text; GitError when the branch or the file is missing."""
+    found = resolve(repo, run_id, ref)
+    where = ref or run_ref(run_id)
+    if found is None:
+        raise GitError(f"{where} does not exist in {repo.workdir}; fetch the run first")
+    try:
+        blob = found.tree[path]
+    except KeyError:
+        raise GitError(f"{where} has no {path} at {str(found.id)[:12]}") from None
+    if not isinstance(blob, pygit2.Blob):
+        raise GitError(f"{path} on {where} is a directory, not a file")
+    return blob.data.decode("utf-8", errors="replace")
+
+
+def restore(
+    repo: pygit2.Repository, run_id: str, run_dir: Path, ref: str | None, *, prune: bool
+) -> str | None:
+    """Write a run branch's files into ``run_dir``, each atomically; the commit restored from."""
+    found = resolve(repo, run_id, ref)
+    if found is None:
+        return None
+    where = f"restoring run {run_id} from {ref or run_ref(run_id)} into {run_dir}"
+    with translated(where, "free the disk or fix the directory's permissions, then retry"):
+        kept: set[Path] = set()
+        _write_tree(repo, found.tree, run_dir, kept, top=True)
+        if prune:
+            _prune(run_dir, kept, top=True)
+    return str(found.id)
+
+
+def _write_tree(
+    repo: pygit2.Repository, tree: pygit2.Tree, into: Path, kept: set[Path], *, top: bool
+) -> None:
+    into.mkdir(parents=True, exist_ok=True)
+    kept.add(into)
+    for entry in tree:
+        name = entry.name or ""
+        if name in ("", ".", "..", ".git") or "/" in name or "\\" in name or "\0" in name:
+            raise GitError(f"refusing tree entry {name!r} in {into}: not a plain file name")
+        if skipped(name, top=top):
+            continue
+        target = into / name
+        if entry.filemode == FileMode.TREE:
+            _write_tree(repo, repo[entry.id].peel(pygit2.Tree), target, kept, top=False)
+        elif entry.filemode in (FileMode.BLOB, FileMode.BLOB_EXECUTABLE):
+            data = repo[entry.id].peel(pygit2.Blob).data
+            _write_file(
+                target, data, 0o755 if entry.filemode == FileMode.BLOB_EXECUTABLE else 0o644
+            )
+            kept.add(target)
+        else:
+            raise GitError(f"refusing {target}: a run branch holds only files and directories")
+
+
+def _write_file(path: Path, data: bytes, mode: int) -> None:
+    if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _prune(directory: Path, kept: set[Path], *, top: bool) -> None:
+    for entry in list(directory.iterdir()):
+        if skipped(entry.name, top=top):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            _prune(entry, kept, top=False)
+            if entry not in kept and not any(entry.iterdir()):
+                entry.rmdir()
+        elif entry not in kept:
+            entry.unlink()

@@ -1,0 +1,295 @@
+"""Fixtures for omg.git: real repositories, bare remotes, a token-guarded smart-HTTP server."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pygit2
+import pytest
+from pygit2.enums import ConfigLevel
+
+from omg.git import RunRepo, open_repo
+
+HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
+TOKEN = "ghs_test-token-0123456789abcdef"  # a fake; tests prove it never reaches disk
+SIG = pygit2.Signature("Test Person", "test@example.com")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_global_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """libgit2 must not read this machine's ~/.gitconfig: identity tests need a blank slate."""
+    empty = str(tmp_path_factory.mktemp("gitconfig"))
+    levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM)
+    saved = {lvl: pygit2.settings.search_path[lvl] for lvl in levels}
+    for lvl in levels:
+        pygit2.settings.search_path[lvl] = empty
+    yield
+    for lvl, value in saved.items():
+        pygit2.settings.search_path[lvl] = value
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith(("GIT_", "GITHUB_", "OMG_", "RUNNER_")):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # for the git CLI used in checks
+
+
+def git(cwd: Path, *args: str) -> str:
+    """The git CLI, for checking only (never to set up what omg.git is tested on)."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=True
+    )
+    return done.stdout
+
+
+def commit_files(repo: pygit2.Repository, files: dict[str, str], message: str) -> str:
+    """Write files into the checkout and commit them on HEAD through its index."""
+    root = Path(repo.workdir or "")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+        repo.index.add(rel)
+    repo.index.write()
+    tree = repo.index.write_tree()
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    return str(repo.create_commit("HEAD", SIG, SIG, message, tree, parents))
+
+
+def make_repo(path: Path, files: dict[str, str] | None = None) -> pygit2.Repository:
+    repo = pygit2.init_repository(str(path), initial_head="main")
+    commit_files(repo, files or {"README.md": "hello\n", "src/app.py": "print(1)\n"}, "initial")
+    return repo
+
+
+def make_run_dir(path: Path, n_artifacts: int = 2, seq: int = 1) -> Path:
+    """A run directory as the engine leaves it, with a lock file and a temp file to skip."""
+    (path / "artifacts").mkdir(parents=True, exist_ok=True)
+    (path / "state.json").write_text(f'{{"seq": {seq}}}\n')
+    (path / "events.jsonl").write_text("".join(f'{{"seq": {i}}}\n' for i in range(1, seq + 1)))
+    for i in range(n_artifacts):
+        (path / "artifacts" / f"n{i}.out").write_text(f"artifact {i}\n")
+    (path / "leg.lock").write_text("")
+    (path / ".state.json.tmp-abc").write_text("partial")
+    return path
+
+
+@dataclass
+class UserCheckout:
+    """The user's repository, left dirty on purpose: omg must leave every bit of it alone."""
+
+    path: Path
+    repo: pygit2.Repository
+
+    def snapshot(self) -> dict[str, object]:
+        files = {
+            str(p.relative_to(self.path)): p.read_bytes()
+            for p in sorted(self.path.rglob("*"))
+            if p.is_file() and ".git" not in p.parts and ".omg" not in p.parts
+        }
+        return {
+            "HEAD": (self.path / ".git" / "HEAD").read_text(),
+            "head": git(self.path, "rev-parse", "HEAD"),
+            "index": (self.path / ".git" / "index").read_bytes(),
+            "status": git(self.path, "status", "--porcelain=v1", "--untracked-files=all"),
+            "files": files,
+        }
+
+
+@pytest.fixture
+def user(tmp_path: Path) -> UserCheckout:
+    """A checkout with a modified tracked file, a staged change and an untracked file."""
+    path = tmp_path / "user"
+    repo = make_repo(path)
+    (path / "README.md").write_text("hello, edited but not staged\n")
+    (path / "src" / "app.py").write_text("print(2)\n")
+    repo.index.add("src/app.py")
+    repo.index.write()
+    (path / "notes.txt").write_text("untracked\n")
+    checkout = UserCheckout(path, repo)
+    status = checkout.snapshot()["status"]
+    assert status == " M README.md\nM  src/app.py\n?? notes.txt\n", status
+    return checkout
+
+
+@pytest.fixture
+def run_repo(user: UserCheckout) -> RunRepo:
+    found = open_repo(user.path, env={})
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    """An empty bare repository, reached as file://<path>."""
+    path = tmp_path / "remote.git"
+    pygit2.init_repository(str(path), bare=True, initial_head="main")
+    return path
+
+
+def clone(url: str, path: Path) -> pygit2.Repository:
+    return pygit2.clone_repository(url, str(path))
+
+
+def ci_checkout(url: str, path: Path) -> pygit2.Repository:
+    """What actions/checkout leaves: ``main`` only, from ``origin``; no omg branches."""
+    repo = pygit2.init_repository(str(path), initial_head="main")
+    repo.remotes.create("origin", url)
+    repo.remotes["origin"].fetch(["+refs/heads/main:refs/remotes/origin/main"])
+    tip = repo.references["refs/remotes/origin/main"].target
+    repo.create_reference_direct("refs/heads/main", tip, False)
+    repo.checkout("refs/heads/main")
+    return repo
+
+
+# -- smart HTTP ------------------------------------------------------------------------
+
+
+@dataclass
+class GitHttpServer:
+    """``git http-backend`` behind Basic auth (user x-access-token, one token) on 127.0.0.1."""
+
+    root: Path
+    token: str
+    server: ThreadingHTTPServer | None = None
+    auth_seen: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}/repo.git"
+
+    @property
+    def bare(self) -> Path:
+        return self.root / "repo.git"
+
+
+def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
+    expected = "Basic " + base64.b64encode(f"x-access-token:{srv.token}".encode()).decode()
+
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 30
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self._serve()
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        def _body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                out = b""
+                while True:
+                    size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        return out
+                    out += self.rfile.read(size)
+                    self.rfile.readline()
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+        def _serve(self) -> None:
+            given = self.headers.get("Authorization")
+            srv.auth_seen.append(given or "")
+            body = self._body() if self.command == "POST" else b""
+            if given != expected:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="omg-test"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            path, _, query = self.path.partition("?")
+            env = {
+                "PATH": os.environ["PATH"],
+                "HOME": str(srv.root),
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_PROJECT_ROOT": str(srv.root),
+                "GIT_HTTP_EXPORT_ALL": "1",
+                "REQUEST_METHOD": self.command,
+                "PATH_INFO": path,
+                "QUERY_STRING": query,
+                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                "CONTENT_LENGTH": str(len(body)),
+                "REMOTE_USER": "x-access-token",
+                "REMOTE_ADDR": "127.0.0.1",
+            }
+            done = subprocess.run(
+                [str(HTTP_BACKEND)], input=body, env=env, capture_output=True, timeout=60
+            )
+            head, _, payload = done.stdout.partition(b"\r\n\r\n")
+            status = 200
+            headers: list[tuple[str, str]] = []
+            for line in head.decode().splitlines():
+                key, _, value = line.partition(":")
+                if key.lower() == "status":
+                    status = int(value.split()[0])
+                else:
+                    headers.append((key, value.strip()))
+            self.send_response(status)
+            for key, value in headers:
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
+
+
+@pytest.fixture
+def http_remote(tmp_path: Path) -> Iterator[GitHttpServer]:
+    if not HTTP_BACKEND.exists():
+        pytest.skip("git-http-backend is not installed")
+    srv = GitHttpServer(tmp_path / "srv", TOKEN)
+    pygit2.init_repository(str(srv.bare), bare=True, initial_head="main")
+    srv.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(srv))
+    srv.server.daemon_threads = True
+    thread = threading.Thread(target=srv.server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.server.shutdown()
+        srv.server.server_close()
+        thread.join(timeout=10)
+
+
+def tree_files(repo: pygit2.Repository, commit: str) -> dict[str, bytes]:
+    """Every file of a commit's tree: path → bytes."""
+    out: dict[str, bytes] = {}
+
+    def walk(tree: pygit2.Tree, prefix: str) -> None:
+        for entry in tree:
+            obj = repo[entry.id]
+            if isinstance(obj, pygit2.Tree):
+                walk(obj, f"{prefix}{entry.name}/")
+            else:
+                out[prefix + (entry.name or "")] = obj.peel(pygit2.Blob).data
+
+    walk(repo[commit].peel(pygit2.Commit).tree, "")
+    return out
+
+
+def all_bytes_under(path: Path) -> Callable[[bytes], list[Path]]:
+    """A finder of files under ``path`` containing some bytes (packs and loose objects too)."""
+
+    def find(needle: bytes) -> list[Path]:
+        return [p for p in path.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+    return find
+
+
+def sha1(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
