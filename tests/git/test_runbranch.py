@@ -246,3 +246,18 @@ def test_run_branch_operations_leave_the_user_checkout_alone(
     run_repo.restore_run_dir("r1", tmp_path / "elsewhere")
     run_repo.restore_run_dir("r1", run_dir, ref=first)
     assert user.snapshot() == before
+
+
+def test_run_dir_bytes_are_stored_raw_despite_gitattributes(
+    run_repo: RunRepo, user: UserCheckout, tmp_path: Path
+) -> None:
+    """A repository's eol/text attributes must not rewrite state.json on its way into git."""
+    (user.path / ".gitattributes").write_text("* text eol=crlf\n")
+    run_dir = make_run_dir(user.path / ".omg" / "runs" / "r1")
+    raw = b'{\r\n  "reply": "a CRLF reply from a tool"\r\n}\n'
+    (run_dir / "state.json").write_bytes(raw)
+    sha = run_repo.commit_run_dir("r1", run_dir, "m", expect_parent=None)
+    assert tree_files(user.repo, sha)["state.json"] == raw
+    run_repo.restore_run_dir("r1", tmp_path / "back")
+    assert (tmp_path / "back" / "state.json").read_bytes() == raw
+    (user.path / ".gitattributes").unlink()
