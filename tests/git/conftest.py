@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import subprocess
 import threading
@@ -289,7 +288,3 @@ def all_bytes_under(path: Path) -> Callable[[bytes], list[Path]]:
         return [p for p in path.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
     return find
-
-
-def sha1(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()

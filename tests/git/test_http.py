@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import TOKEN, GitHttpServer, UserCheckout, all_bytes_under, git, make_run_dir
+from conftest import (
+    TOKEN,
+    GitHttpServer,
+    UserCheckout,
+    all_bytes_under,
+    commit_files,
+    git,
+    make_run_dir,
+)
 
 from omg.errors import GitError
 from omg.git import RunRepo, open_repo
@@ -113,3 +121,48 @@ def test_a_server_side_rejection_is_a_git_error(
     ):
         leg.push("origin", [RUN_REF])
     assert leg.remote_run_head("origin", "r1") is None  # no tracking ref for a refused push
+
+
+def test_a_shallow_ci_checkout_resumes_a_run_and_pushes_its_lanes(
+    user: UserCheckout, http_remote: GitHttpServer, tmp_path: Path
+) -> None:
+    """actions/checkout clones with depth 1: fetching, restoring and pushing must still work."""
+    user.repo.remotes.create("origin", http_remote.url)
+    commit_files(user.repo, {"b.txt": "b\n"}, "second")
+    env = {"OMG_GIT_TOKEN": TOKEN}
+    leg = open_repo(user.path, env=env)
+    assert leg is not None
+    leg.push("origin", ["main"])
+    first = leg.commit_run_dir(
+        "r1", make_run_dir(user.path / ".omg/runs/r1"), "leg 1", expect_parent=None
+    )
+    lane = leg.acquire_worktree("r1", "a")
+    (lane.path / "x.txt").write_text("x\n")
+    recorded = leg.commit_worktree(lane, "impl")
+    assert recorded
+    leg.push("origin", ["omg/runs/r1", lane.branch])
+
+    auth = pygit2.RemoteCallbacks(credentials=pygit2.UserPass("x-access-token", TOKEN))
+    shallow = pygit2.clone_repository(
+        http_remote.url, str(tmp_path / "ci"), depth=1, callbacks=auth
+    )
+    assert shallow.is_shallow
+    ci = open_repo(tmp_path / "ci", env=env)
+    assert ci is not None
+    ci.fetch(
+        "origin", ["omg/runs/r1", "+refs/heads/omg/work/r1/*:refs/remotes/origin/omg/work/r1/*"]
+    )
+    assert ci.adopt_remote_run("origin", "r1") == first
+    run_dir = tmp_path / "ci" / ".omg" / "runs" / "r1"
+    ci.restore_run_dir("r1", run_dir)
+    back = ci.restore_worktree("r1", "a", recorded)
+    (back.path / "y.txt").write_text("y\n")
+    ci.commit_worktree(back, "review fixes")
+    fresh = ci.acquire_worktree("r1", "b")  # a new lane based on the shallow HEAD
+    (fresh.path / "z.txt").write_text("z\n")
+    ci.commit_worktree(fresh, "docs")
+    make_run_dir(run_dir, seq=2)
+    second = ci.commit_run_dir("r1", run_dir, "leg 2", expect_parent=first)
+    ci.push("origin", ["omg/runs/r1", back.branch, fresh.branch])
+    assert git(http_remote.bare, "rev-parse", "omg/runs/r1").strip() == second
+    git(http_remote.bare, "fsck", "--strict")  # every pushed object arrived whole
