@@ -30,7 +30,7 @@ def translated(action: str, hint: str) -> Iterator[None]:
     except OmgError:
         raise
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
-        raise GitError(f"{action} failed: {redact(describe(exc))}; {hint}") from exc
+        raise GitError(redact(f"{action} failed: {describe(exc)}; {hint}")) from exc
 
 
 def describe(exc: BaseException) -> str:

@@ -17,7 +17,8 @@ from omg.git.names import HEADS, RUNS
 
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
-_LOST_RACE = ("non-fast-forward", "fetch first", "stale info", "lock", "failed to update")
+# receive-pack's words for "the ref is no longer where this push assumed"
+_LOST_RACE = ("non-fast-forward", "fetch first", "stale info", "failed to lock", "cannot lock ref")
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ class RunRepo:
 
     def run_head(self, run_id: str) -> str | None:
         """The commit the local run branch is at, or None when it does not exist."""
-        with self._lock:
+        with self._lock, translated(f"reading omg/runs/{run_id} in {self.root}", _FIX):
             return runbranch.head(self._repo, run_ref(run_id))
 
     def commit_run_dir(
@@ -71,7 +71,7 @@ class RunRepo:
         ``leg.lock`` and ``*.tmp*`` files are left out. An unchanged tree commits nothing.
         With ``expect_parent`` (a full sha) the branch must still be there (compare-and-swap).
         """
-        with self._lock:
+        with self._lock, translated(f"committing run {run_id} in {self.root}", _FIX):
             self._ignore_omg(run_dir)
             return runbranch.commit(
                 self._repo, run_id, run_dir, message, expect_parent=expect_parent,
@@ -87,13 +87,13 @@ class RunRepo:
         Each file is replaced atomically; unchanged files are not rewritten. With ``prune``
         files the commit does not hold are removed, so the directory mirrors it exactly.
         """
-        with self._lock:
+        with self._lock, translated(f"restoring run {run_id} into {run_dir}", _FIX):
             self._ignore_omg(run_dir)
             return runbranch.restore(self._repo, run_id, run_dir, ref, prune=prune)
 
     def read_run_file(self, run_id: str, path: str, *, ref: str | None = None) -> str:
         """One file of the run branch (or ``ref``) as text, e.g. ``state.json``."""
-        with self._lock:
+        with self._lock, translated(f"reading {path} of run {run_id}", _FIX):
             return runbranch.read_file(self._repo, run_id, path, ref)
 
     def _ignore_omg(self, run_dir: Path) -> None:
@@ -120,7 +120,7 @@ class RunRepo:
 
         For a URL or path remote the namespace is ``omg-<hash of the URL>`` instead.
         """
-        with self._lock:
+        with self._lock, translated(f"reading {remote}'s omg/runs/{run_id}", _FIX):
             tracking = remotes.tracking_name(self._repo, remote)
             return runbranch.head(self._repo, remote_run_ref(tracking, run_id))
 
@@ -130,13 +130,12 @@ class RunRepo:
         A local branch ahead of the remote is kept as it is. Diverged histories raise
         GitError: omg never rewrites a run's history.
         """
-        with self._lock:
+        with self._lock, translated(f"adopting {remote}'s omg/runs/{run_id}", _FIX):
             tracking = remotes.tracking_name(self._repo, remote)
             theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
             if theirs is None:
                 raise GitError(f"{remote} has no omg/runs/{run_id} here; fetch it first")
-            with translated(f"adopting {remote}'s omg/runs/{run_id}", _FIX):
-                return runbranch.adopt(self._repo, run_id, theirs, remote)
+            return runbranch.adopt(self._repo, run_id, theirs, remote)
 
     # -- worktrees ----------------------------------------------------------------------
 

@@ -261,3 +261,8 @@ def test_run_dir_bytes_are_stored_raw_despite_gitattributes(
     run_repo.restore_run_dir("r1", tmp_path / "back")
     assert (tmp_path / "back" / "state.json").read_bytes() == raw
     (user.path / ".gitattributes").unlink()
+
+
+def test_open_repo_in_a_bare_repository_is_none(bare: Path) -> None:
+    """A bare repository has no working tree to run nodes in."""
+    assert open_repo(bare) is None
