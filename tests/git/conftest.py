@@ -100,6 +100,7 @@ class UserCheckout:
             "HEAD": (self.path / ".git" / "HEAD").read_text(),
             "head": git(self.path, "rev-parse", "HEAD"),
             "index": (self.path / ".git" / "index").read_bytes(),
+            "config": (self.path / ".git" / "config").read_bytes(),
             "status": git(self.path, "status", "--porcelain=v1", "--untracked-files=all"),
             "files": files,
         }

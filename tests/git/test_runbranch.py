@@ -266,3 +266,24 @@ def test_run_dir_bytes_are_stored_raw_despite_gitattributes(
 def test_open_repo_in_a_bare_repository_is_none(bare: Path) -> None:
     """A bare repository has no working tree to run nodes in."""
     assert open_repo(bare) is None
+
+
+def test_one_run_repo_shared_by_threads(run_repo: RunRepo, user: UserCheckout) -> None:
+    """The engine settles nodes on worker threads; every commit must land, in order per run."""
+    import threading
+
+    def leg(run_id: str) -> None:
+        run_dir = make_run_dir(user.path / ".omg" / "runs" / run_id)
+        head = None
+        for seq in range(1, 8):
+            make_run_dir(run_dir, seq=seq)
+            head = run_repo.commit_run_dir(run_id, run_dir, f"{seq}", expect_parent=head)
+
+    threads = [threading.Thread(target=leg, args=(f"t{i}",)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    for i in range(3):
+        walker = user.repo.walk(run_repo.run_head(f"t{i}"))
+        assert [c.message for c in walker] == [str(s) for s in range(7, 0, -1)]
