@@ -205,9 +205,10 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
         rec.listen(progress)
         if hooks is not None:
             hooks.before_leg(rec)
+        judged = rec.ref()  # what the human looked at: the state before this leg's first event
         rec.emit("run_started", **start)
         for d in decisions:
-            _record_decision(rec, graph, d)
+            _record_decision(rec, graph, d, judged)
         if hooks is not None:
             hooks.settled(rec, "", "", 0)
         leg = Leg(ctx, opts, on_settled=None if hooks is None else (
@@ -218,8 +219,7 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
     return result
 
 
-def _record_decision(rec: Recorder, graph: Graph, d: Decision) -> None:
-    ref = rec.ref()
+def _record_decision(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None:
     target = d.gate
     rnd = 0
     if d.gate.endswith(EXHAUSTED_GATE_SUFFIX) and d.gate not in graph.by_id:
