@@ -238,13 +238,15 @@ def _record_decision(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None
 
 def _check_decision(state: State, graph: Graph, d: Decision) -> None:
     paused = state["paused_at"]
+    # A gate that asks again (an exhausted loop re-armed by --retry-failed ran out once more)
+    # takes a new decision; any other gate with a recorded decision is never re-asked.
+    if d.gate in state["gates"] and d.gate != paused:
+        raise StateError(f"gate {d.gate!r} was already decided ({state['gates'][d.gate]['decision']}"
+                         f" by {state['gates'][d.gate]['by']}); a recorded decision is never re-asked")
     if paused is None:
         raise StateError(f"run {state['run_id']!r} is not paused at a gate, so there is nothing to "
                          f"{'approve' if d.approve else 'reject'} (a failed run is retried with "
                          "--retry-failed)")
-    if d.gate in state["gates"]:
-        raise StateError(f"gate {d.gate!r} was already decided ({state['gates'][d.gate]['decision']}"
-                         f" by {state['gates'][d.gate]['by']}); a recorded decision is never re-asked")
     if d.gate != paused:
         raise StateError(f"you named gate {d.gate!r} but run {state['run_id']!r} is paused at "
                          f"{paused!r}; resume with --approve {paused} or --reject {paused}")
