@@ -22,10 +22,18 @@ TOKEN = "ghs_test-token-0123456789abcdef"  # a fake; tests prove it never reache
 SIG = pygit2.Signature("Test Person", "test@example.com")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _no_global_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """libgit2 must not read this machine's ~/.gitconfig: identity tests need a blank slate."""
-    empty = str(tmp_path_factory.mktemp("gitconfig"))
+@pytest.fixture(scope="session")
+def _empty_config_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("gitconfig"))
+
+
+@pytest.fixture(autouse=True)
+def _no_global_git_config(_empty_config_dir: str) -> Iterator[None]:
+    """libgit2 must not read this machine's ~/.gitconfig: identity tests need a blank slate.
+
+    Per test, so the process-wide setting never outlives tests/git.
+    """
+    empty = _empty_config_dir
     levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM)
     saved = {lvl: pygit2.settings.search_path[lvl] for lvl in levels}
     for lvl in levels:
