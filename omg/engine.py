@@ -14,6 +14,7 @@ from omg.model import Graph, Node
 
 Outcome = Literal["passed", "failed", "paused"]
 StopReason = Literal["halt", "gate", "leg_budget"]
+FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its exhausted gate
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,23 @@ class Leg:
             self.launched += 1
             running[pool.submit(execute, self.ctx, node, round_)] = node.id
 
-    def _pause_at(self, gate: str, declarer: str | None = None) -> None:
+    def _pause_at(self, gate: str, declarer: str | None = None, detail: str | None = None) -> None:
         desc = ""
         if declarer is None:
             desc = self.graph.node(gate).description
+        else:  # an exhausted loop: the human judges the last findings, so the gate shows them
+            if detail is None:
+                detail = self.ctx.recorder.read(lambda st: st["nodes"][declarer].get("detail"))
+            path = self.ctx.rundir.feedback(declarer)
+            findings = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+            if len(findings) > FINDINGS_LIMIT:
+                findings = "…" + findings[-FINDINGS_LIMIT:]
+            desc = (f"{detail or f'the feedback loop of {declarer} is exhausted'}\n"
+                    f"Approve to accept the work as it stands, reject to fail {declarer}, or "
+                    f"resume with --retry-failed for a fresh set of rounds.\n"
+                    f"Last findings of {declarer}:\n{findings.strip() or '(none recorded)'}")
         self.ctx.recorder.emit("gate_paused", node_id=gate, declarer=declarer,
-                               description=desc or None)
+                               description=desc or None, detail=detail or None)
         self.stop = "gate"
         self.paused_at = gate
 
@@ -188,7 +200,7 @@ class Leg:
             rd.write_payload(rd.feedback(res.node_id), res.payload)
             rec.emit("node_retried", reason="exhausted", cause=res.cause, detail=detail,
                      **{k: v for k, v in common.items() if k not in ("duration_s", "retries")})
-            self._pause_at(decision.gate, declarer=res.node_id)
+            self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
             return
         rec.emit("node_failed", verdict="FAIL", cause=res.cause, judged=res.judged, detail=detail,
                  **common)
