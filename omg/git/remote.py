@@ -14,6 +14,7 @@ from pygit2.enums import CredentialType, FetchPrune
 from omg.errors import GitError, OmgError
 from omg.git.edge import describe, redact
 from omg.git.names import HEADS, RUNS
+from omg.github import server_host
 
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -73,8 +74,7 @@ def token_for(url: str, env: Mapping[str, str]) -> tuple[str, str] | None:
         return None
     if env.get("OMG_GIT_TOKEN"):
         return "OMG_GIT_TOKEN", env["OMG_GIT_TOKEN"]
-    github = urlsplit(env.get("GITHUB_SERVER_URL") or "https://github.com").hostname
-    if env.get("GITHUB_TOKEN") and parts.hostname == github:
+    if env.get("GITHUB_TOKEN") and parts.hostname == server_host(env):
         return "GITHUB_TOKEN", env["GITHUB_TOKEN"]
     return None
 
