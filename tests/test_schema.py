@@ -1,0 +1,131 @@
+"""The graph JSON Schema: shipped twice identically, valid, documented, and read by the model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from omg.model import graph_from_data, node_from_data
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = ROOT / "schemas" / "graph.schema.json"
+PACKAGED = ROOT / "omg" / "schemas" / "graph.schema.json"
+
+
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))
+
+
+def properties(node: Any, where: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every (location, property schema) in the schema, however deeply nested."""
+    if isinstance(node, dict):
+        for name, sub in node.get("properties", {}).items():
+            yield f"{where}.{name}", sub
+        for key, sub in node.items():
+            yield from properties(sub, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, sub in enumerate(node):
+            yield from properties(sub, f"{where}[{i}]")
+
+
+def test_schema_the_packaged_copy_is_byte_identical() -> None:
+    assert SCHEMA.read_bytes() == PACKAGED.read_bytes()
+
+
+def test_schema_is_a_valid_draft_2020_12_schema_with_an_id() -> None:
+    doc = schema()
+    Draft202012Validator.check_schema(doc)
+    assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert doc["$id"].endswith("/graph.schema.json")
+
+
+def test_schema_every_property_has_a_title_and_description() -> None:
+    doc = schema()
+    missing = []
+    for where, sub in properties(doc):
+        if sub is False:  # a kind branch forbidding a key
+            continue
+        target = sub
+        if "$ref" in sub and "description" not in sub:
+            target = doc["$defs"][sub["$ref"].rsplit("/", 1)[-1]]
+        if not target.get("description") or not target.get("title"):
+            missing.append(where)
+    assert not missing, f"undocumented properties: {missing}"
+
+
+def test_schema_refuses_unknown_keys_everywhere() -> None:
+    open_objects = [
+        where
+        for where, sub in properties(schema())
+        if isinstance(sub, dict)
+        and sub.get("type") == "object"
+        and "additionalProperties" not in sub
+    ]
+    for name, sub in schema()["$defs"].items():
+        if sub.get("type") == "object" and sub.get("additionalProperties") is not False:
+            open_objects.append(name)
+    assert not open_objects
+
+
+def test_schema_kind_branches_only_forbid_keys_a_node_has() -> None:
+    defs = schema()["$defs"]
+    node_keys = set(defs["node"]["properties"])
+    for branch in ("agentNode", "shellNode", "gateNode"):
+        forbidden = {k for k, v in defs[branch]["properties"].items() if v is False}
+        assert forbidden <= node_keys, branch
+
+
+BASE_NODE = {"id": "a", "prompt": "p"}
+NODE_SAMPLES: dict[str, Any] = {
+    "depends_on": ["b"],
+    "description": "what",
+    "prompt": "other",
+    "runtime": "codex",
+    "agent": "reviewer",
+    "model": "opus",
+    "allowed_tools": ["Read"],
+    "permission_mode": "plan",
+    "handoff": "session",
+    "cwd": "sub",
+    "worktree": {"name": "lane", "branch": "main", "push": True},
+    "env": {"A": "1"},
+    "success_check": {"exit_zero": True},
+    "retry": {"max": 1, "on": ["timeout"], "backoff": {"initial": "2s"}},
+    "feedback": {"rerun": "b", "max": 2, "on_exhausted": "gate"},
+    "timeout": "5m",
+    "budget_usd": 1.5,
+}
+
+
+@pytest.mark.parametrize("key", sorted(schema()["$defs"]["node"]["properties"]))
+def test_schema_every_node_field_is_read_by_the_model(key: str) -> None:
+    if key in ("id", "type", "run"):
+        changed = {
+            "id": {"id": "z", "prompt": "p"},
+            "type": {"id": "a", "type": "gate"},
+            "run": {"id": "a", "run": "make"},
+        }[key]
+    else:
+        changed = {**BASE_NODE, key: NODE_SAMPLES[key]}
+    assert node_from_data(changed) != node_from_data(BASE_NODE), f"the model ignores {key}"
+
+
+@pytest.mark.parametrize("key", sorted(schema()["properties"]))
+def test_schema_every_graph_field_is_read_by_the_model(key: str) -> None:
+    base = {"name": "g", "nodes": [BASE_NODE]}
+    samples = {
+        "name": "h",
+        "version": 3,
+        "inputs": ["x"],
+        "concurrency": 9,
+        "on_fail": "continue",
+        "budget_usd": 4.0,
+        "max_hops": 3,
+        "nodes": [{"id": "b", "run": "x"}],
+    }
+    assert graph_from_data({**base, key: samples[key]}) != graph_from_data(base)
