@@ -1,0 +1,191 @@
+"""YAML with positions: plain data plus the line and column of every key and item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+Path = tuple[str | int, ...]
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+#: More values than this is an alias bomb, not a graph.
+MAX_VALUES = 200_000
+
+
+def json_path(path: Path) -> str:
+    """``("nodes", 2, "retry")`` → ``$.nodes[2].retry``."""
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A YAML-level error: the text is not YAML, or repeats a mapping key."""
+
+    code: str
+    message: str
+    line: int | None
+    column: int | None = None
+    path: Path = ()
+
+
+@dataclass
+class Positions:
+    """Where each value sits: JSON path → (line, column), both 1-based."""
+
+    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    #: path of a literal block scalar (``|``) → the line its text starts on.
+    blocks: dict[Path, int] = field(default_factory=dict)
+
+    def at(self, path: Path) -> tuple[int | None, int | None]:
+        """The position of ``path``, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            hit = self.keys.get(path[:end])
+            if hit is not None:
+                return hit
+        return None, None
+
+    def line_in(self, path: Path, offset: int, text: str) -> int | None:
+        """The line of character ``offset`` of the string at ``path`` (exact in ``|`` blocks)."""
+        start = self.blocks.get(path)
+        if start is not None:
+            return start + text.count("\n", 0, offset)
+        return self.at(path)[0]
+
+
+@dataclass
+class Parsed:
+    """The outcome of parsing: data (None when the text is not YAML), positions, problems."""
+
+    data: Any
+    positions: Positions
+    problems: list[Problem]
+
+
+def parse(text: str) -> Parsed:
+    """Parse one YAML document; syntax errors and duplicate keys become Problems, never raise."""
+    loader = _Loader(text)
+    walker = _Walker(loader)
+    try:
+        root = loader.get_single_node()
+        data = None if root is None else walker.value(root, ())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = (None, None) if mark is None else (mark.line + 1, mark.column + 1)
+        what = " ".join(s for s in (exc.context, exc.problem) if s) or str(exc)
+        return Parsed(
+            None, walker.positions, [Problem("yaml-syntax", f"not valid YAML: {what}", *where)]
+        )
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        return Parsed(
+            None, walker.positions, [Problem("yaml-syntax", f"not valid YAML: {exc}", None)]
+        )
+    except _TooBig as exc:
+        return Parsed(None, walker.positions, [Problem("yaml-size", exc.args[0], exc.args[1])])
+    except RecursionError:
+        return Parsed(
+            None,
+            walker.positions,
+            [Problem("yaml-size", "the document is nested too deeply", None)],
+        )
+    finally:
+        loader.dispose()
+    return Parsed(data, walker.positions, walker.problems)
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _Walker:
+    """Turns a composed node tree into dicts, lists and scalars, recording positions."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.positions = Positions({(): (1, 1)})
+        self.problems: list[Problem] = []
+        self.count = 0
+        self.stack: set[int] = set()
+
+    def value(self, node: yaml.Node, path: Path) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _TooBig(
+                f"the document expands to more than {MAX_VALUES} values (aliases?)",
+                node.start_mark.line + 1,
+            )
+        if isinstance(node, yaml.ScalarNode):
+            if node.style == "|":
+                self.positions.blocks[path] = node.start_mark.line + 2
+            if node.tag == _STR:
+                return node.value
+            return self.loader.construct_object(node)
+        if id(node) in self.stack:
+            raise _TooBig(
+                "an alias refers to a value that contains it (a recursive YAML structure)",
+                node.start_mark.line + 1,
+            )
+        self.stack.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self._item(child, (*path, i)) for i, child in enumerate(node.value)]
+            return self._mapping(node, path)
+        finally:
+            self.stack.discard(id(node))
+
+    def _item(self, node: yaml.Node, path: Path) -> Any:
+        self.positions.keys[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        return self.value(node, path)
+
+    def _mapping(self, node: yaml.Node, path: Path) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        pairs = [(k, v) for k, v in node.value if k.tag != _MERGE]
+        for _, merged in (kv for kv in node.value if kv[0].tag == _MERGE):
+            # `<<: *defaults` supplies keys; the keys written out here override them.
+            sources = merged.value if isinstance(merged, yaml.SequenceNode) else [merged]
+            for src in sources:
+                if not isinstance(src, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "a merge key (<<) needs a mapping", src.start_mark
+                    )
+                out.update(self.value(src, path))
+        first: dict[str, int] = {}
+        for key_node, value_node in pairs:
+            key = self._key(key_node, path)
+            if key is None:
+                continue
+            line, column = key_node.start_mark.line + 1, key_node.start_mark.column + 1
+            if key in first:
+                self._problem(
+                    "duplicate-key",
+                    f'duplicate key "{key}" (first at line {first[key]}) — a mapping key may '
+                    "appear once; YAML would silently keep only the last",
+                    line,
+                    column,
+                    (*path, key),
+                )
+            first[key] = line
+            self.positions.keys[(*path, key)] = (line, column)
+            out[key] = self.value(value_node, (*path, key))
+        return out
+
+    def _problem(self, code: str, message: str, line: int, column: int, path: Path) -> None:
+        problem = Problem(code, message, line, column, path)
+        if problem not in self.problems:  # an aliased mapping is walked once per use
+            self.problems.append(problem)
+
+    def _key(self, node: yaml.Node, path: Path) -> str | None:
+        # Keys are names: `on:` stays "on" (YAML 1.1 would read it as true), `1:` stays "1".
+        if isinstance(node, yaml.ScalarNode):
+            return str(node.value)
+        self._problem(
+            "yaml-key",
+            "a mapping key must be a plain name, not a list or mapping",
+            node.start_mark.line + 1,
+            node.start_mark.column + 1,
+            path,
+        )
+        return None
