@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from omg.legs import default_runtimes, resolve_inputs
-from omg.model import Graph
+from omg.model import Graph, Node
 from omg.placeholders import Token, render
 from omg.runtimes import Invocation
 
@@ -52,7 +52,19 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         if n.feedback is not None:
             body = " → ".join(graph.feedback_body(nid))
             out.append(f"    feedback: re-runs {body} at most {n.feedback.max} time(s)")
+        execs = _worst_case(graph, n)
+        price = f", ${execs * n.budget_usd:.2f} at its budget" if n.budget_usd else ""
+        out.append(f"    worst case: {execs} execution(s){price}")
     budget = f"; run budget ${graph.budget_usd:.2f}" if graph.budget_usd else ""
-    out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){budget}")
+    priced = sum(_worst_case(graph, n) * (n.budget_usd or 0.0) for n in graph.nodes)
+    spend = f", ${priced:.2f} across the budgeted nodes" if priced else ""
+    out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")
     out.append("dry run: nothing was executed")
     return "\n".join(out)
+
+
+def _worst_case(graph: Graph, node: Node) -> int:
+    """Executions of one node at most: (1 + its loop's rounds) × (1 + its retries)."""
+    owner = graph.body_owner.get(node.id)
+    fb = graph.node(owner).feedback if owner is not None else None
+    return (1 + (fb.max if fb is not None else 0)) * (1 + max(node.retry.max, 0))
