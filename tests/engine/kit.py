@@ -108,6 +108,8 @@ replies = json.loads((here / "replies.json").read_text())
 reply = replies[min(n, len(replies) - 1)]
 if reply.get("sleep"):
     time.sleep(reply["sleep"])
+for name, text in reply.get("write", {{}}).items():  # an "edit" in the node's cwd
+    Path(name).write_text(text)
 sid = argv[argv.index("--resume") + 1] if "--resume" in argv else (
     argv[argv.index("--session-id") + 1] if "--session-id" in argv else "no-session")
 envelope = {{
@@ -128,7 +130,8 @@ class ScriptedClaude:
     """A `claude` executable that answers each call with the next scripted reply.
 
     A reply is a dict: ``result`` (text), ``cost`` (default 0.01), ``is_error``, ``subtype``,
-    ``exit``, ``sleep``. The last reply repeats once the script runs out.
+    ``exit``, ``sleep``, ``write`` ({file: text} written in its cwd, like an edit). The last
+    reply repeats once the script runs out.
     """
 
     def __init__(self, directory: Path) -> None:
