@@ -1,4 +1,4 @@
-"""The graphs in graphs/: they lint clean, the demo runs anywhere, review-loop rehearses end to end."""
+"""The graphs in graphs/: they lint clean, the demo runs anywhere, review-loop rehearses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from .kit import ScriptedClaude, clean_env, of, omg_run
+from .kit import ScriptedClaude, of, omg_run
 
 GRAPHS = Path(__file__).resolve().parents[2] / "graphs"
 SIG = pygit2.Signature("Test User", "test@example.com")
