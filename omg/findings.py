@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+Severity = Literal[
+    "error", "warning", "info"
+]  # info: a fact (the worst-case price), never a failure
 
 
 @dataclass(frozen=True)
