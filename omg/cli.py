@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Literal, NoReturn, cast
 
 import typer
 
@@ -50,7 +50,7 @@ def lint(
 
     if format not in ("text", "json", "github"):
         raise UsageError(f"--format {format!r} is not one of text, json, github")
-    out, code = lint_paths(paths, format, strict)
+    out, code = lint_paths(paths, cast(Literal["text", "json", "github"], format), strict)
     if out:
         print(out)
     _exit(code)
