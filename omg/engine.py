@@ -6,11 +6,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from omg import schedule
 from omg.execute import Context, Result, execute
 from omg.model import Graph, Node
+from omg.state import State
 
 Outcome = Literal["passed", "failed", "paused"]
 StopReason = Literal["halt", "gate", "leg_budget"]
@@ -53,8 +54,9 @@ class Leg:
         self.launched = 0
         self.stop: StopReason | None = None
         self.paused_at: str | None = None
-        self._status: dict[str, schedule.Status] = {}
-        self._status_seq = -1
+        self._frontier: schedule.Frontier | None = None
+        self._touched: set[str] | None = set()  # statuses events changed since the last launch
+        ctx.recorder.listen(self._on_event)
 
     @property
     def graph(self) -> Graph:
@@ -77,28 +79,41 @@ class Leg:
         return self._finish(status)
 
     # -- launching --------------------------------------------------------------
-    def _statuses(self) -> dict[str, schedule.Status]:
-        """Node statuses, recomputed only when the state changed (node_started changes nothing)."""
-        seq = self.ctx.recorder.state["seq"]
-        if self._status_seq != seq:
-            self._status = self.ctx.recorder.read(
-                lambda st: schedule.statuses(self.graph, st["nodes"]))
-            self._status_seq = seq
-        return self._status
+    def _on_event(self, ev: dict[str, Any], state: State) -> None:
+        """Recorder listener (called under its lock): note whose status the event may change."""
+        if self._touched is not None:
+            touched = schedule.affected_by(self.graph, ev)
+            if touched is None:
+                self._touched = None
+            else:
+                self._touched |= touched
+
+    def _statuses(self) -> schedule.Frontier:
+        """Node statuses and the ready set, re-derived only where events changed them."""
+        def refresh(st: State) -> schedule.Frontier:
+            if self._frontier is None:
+                self._frontier = schedule.Frontier(self.graph, st["nodes"])
+            elif self._touched is None or self._touched:
+                self._frontier.update(st["nodes"], self._touched)
+            self._touched = set()
+            return self._frontier
+
+        frontier: schedule.Frontier = self.ctx.recorder.read(refresh)
+        return frontier
 
     def _launch(self, pool: ThreadPoolExecutor, running: dict[Future[Result], str]) -> None:
         rec = self.ctx.recorder
         while len(running) < max(1, self.opts.concurrency) and self.stop is None:
             nodes = rec.state["nodes"]
-            status = self._statuses()
-            if self.graph.on_fail == "halt" and "failed" in status.values():
+            frontier = self._statuses()
+            if self.graph.on_fail == "halt" and frontier.having("failed"):
                 self.stop = "halt"
                 return
-            candidates = schedule.ready(self.graph, status, set(running.values()))
+            candidates = frontier.ready(set(running.values()))
             if not candidates:
-                awaiting = [n for n, s in status.items() if s == "awaiting"]
+                awaiting = frontier.having("awaiting")
                 if awaiting and not running:
-                    declarer = awaiting[0]
+                    declarer = min(awaiting, key=self.graph.index.__getitem__)
                     gate = rec.read(lambda st: st["nodes"][declarer].get("awaiting"))
                     self._pause_at(str(gate), declarer=declarer)
                 return

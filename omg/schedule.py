@@ -24,26 +24,26 @@ def current_round(graph: Graph, records: Records, node_id: str) -> int:
     return 0 if owner is None else loop_round(graph, records, owner)
 
 
+def status_of(graph: Graph, records: Records, nid: str) -> Status:
+    """One node's status; a body record from an older round than its loop's is superseded."""
+    rec = records.get(nid)
+    if rec is None:
+        return "pending"
+    owner = graph.body_owner.get(nid)
+    if owner not in (None, nid) and rec.get("round", 0) < loop_round(graph, records, str(owner)):
+        return "pending"
+    if rec.get("awaiting"):
+        return "awaiting"
+    if rec["verdict"] == "PASS":
+        return "passed"
+    if rec["verdict"] == "FAIL":
+        return "failed"
+    return "pending"
+
+
 def statuses(graph: Graph, records: Records) -> dict[str, Status]:
-    """Each node's status; a body record from an older round than its loop's is superseded."""
-    out: dict[str, Status] = {}
-    for nid in graph.ids:
-        rec = records.get(nid)
-        if rec is None:
-            out[nid] = "pending"
-            continue
-        owner = graph.body_owner.get(nid)
-        if owner is not None and owner != nid and rec.get("round", 0) < loop_round(graph, records, owner):
-            out[nid] = "pending"
-        elif rec.get("awaiting"):
-            out[nid] = "awaiting"
-        elif rec["verdict"] == "PASS":
-            out[nid] = "passed"
-        elif rec["verdict"] == "FAIL":
-            out[nid] = "failed"
-        else:
-            out[nid] = "pending"
-    return out
+    """Each node's status (see ``status_of``)."""
+    return {nid: status_of(graph, records, nid) for nid in graph.ids}
 
 
 def pruned(graph: Graph, status: Mapping[str, Status]) -> frozenset[str]:
@@ -69,6 +69,80 @@ def ready(
         and all(status.get(p) == "passed" for p in graph.by_id[nid].depends_on)
     ]
     return out
+
+
+def affected_by(graph: Graph, event: Mapping[str, Any]) -> frozenset[str] | None:
+    """The nodes whose status ``event`` can change; None when it may change any of them.
+
+    A status reads the node's own record and its loop declarer's round, so a node event
+    touches that node and, when it is a declarer, the body its round re-arms or settles.
+    """
+    kind = event["event"]
+    if kind == "node_started":
+        return frozenset()
+    ids = [str(event[k]) for k in ("node_id", "declarer") if k in event]
+    if kind not in ("node_retried", "node_passed", "node_failed", "gate_paused") or not ids:
+        return None
+    out = {nid for nid in ids if nid in graph.by_id}
+    for nid in ids:
+        out.update(graph.arcs.get(nid, ()))
+    return frozenset(out)
+
+
+class Frontier:
+    """``statuses`` and ``ready`` kept up to date event by event.
+
+    Recomputing both for every launch costs O(graph) per node, O(n²) per leg; the frontier
+    re-derives only the statuses an event can change (``affected_by``) and re-judges
+    readiness only for those nodes and their children. At every point its answers equal
+    ``statuses(graph, records)`` and ``ready(graph, status, running)``.
+    """
+
+    def __init__(self, graph: Graph, records: Records) -> None:
+        self.graph = graph
+        self._pos = {nid: i for i, nid in enumerate(graph.topo_order)}
+        self.reset(records)
+
+    def reset(self, records: Records) -> None:
+        self.status = statuses(self.graph, records)
+        self._by: dict[str, set[str]] = {}
+        for nid, st in self.status.items():
+            self._by.setdefault(st, set()).add(nid)
+        self._ready = {nid for nid in self.graph.ids if self._is_ready(nid)}
+
+    def _is_ready(self, nid: str) -> bool:
+        status = self.status
+        return status[nid] == "pending" and all(
+            status.get(p) == "passed" for p in self.graph.by_id[nid].depends_on)
+
+    def update(self, records: Records, touched: Collection[str] | None) -> None:
+        """Fold in the records ``touched`` nodes now have (None: anything may have changed)."""
+        if touched is None:
+            self.reset(records)
+            return
+        changed = []
+        for nid in touched:
+            new = status_of(self.graph, records, nid)
+            old = self.status[nid]
+            if new != old:
+                self._by[old].discard(nid)
+                self._by.setdefault(new, set()).add(nid)
+                self.status[nid] = new
+                changed.append(nid)
+        children = self.graph.children
+        for nid in [*changed, *(c for n in changed for c in children[n])]:
+            if self._is_ready(nid):
+                self._ready.add(nid)
+            else:
+                self._ready.discard(nid)
+
+    def having(self, status: Status) -> set[str]:
+        """The nodes with ``status`` (do not modify)."""
+        return self._by.get(status, set())
+
+    def ready(self, running: Collection[str]) -> list[str]:
+        """Same as ``ready(graph, self.status, running)``."""
+        return sorted((n for n in self._ready if n not in running), key=self._pos.__getitem__)
 
 
 def unfinished(graph: Graph, status: Mapping[str, Status]) -> list[str]:
