@@ -19,10 +19,12 @@ def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[
     """Advisories (severity warning) and the worst-case price (severity info) of a valid graph."""
     at = Locator(graph, file, positions)
     reach = Reach(graph)
+    asks = quoters(graph)
     out: list[Finding] = []
     for declarer, body in graph.arcs.items():
-        out.extend(_unquoted(graph, at, declarer, body))
-        out.extend(_reach(graph, at, reach, declarer, body))
+        quoted = asks.get(declarer, set())
+        out.extend(_unquoted(graph, at, declarer, body, quoted))
+        out.extend(_reach(graph, at, reach, declarer, body, quoted))
     for n in graph.nodes:
         out.extend(_node(graph, at, n))
     out.extend(_inputs(graph, at))
@@ -31,18 +33,21 @@ def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[
     return out
 
 
-def quoters(graph: Graph, declarer: str) -> set[str]:
-    """Nodes whose interpolated fields quote ``{{ feedback.<declarer> }}``."""
-    return {
-        n.id
-        for n in graph.nodes
-        for _, text in n.interpolated_fields()
-        if any(t.kind == "feedback" and t.ref == declarer for t in scan(text))
-    }
+def quoters(graph: Graph) -> dict[str, set[str]]:
+    """declarer → the nodes whose interpolated fields quote ``{{ feedback.<declarer> }}``."""
+    out: dict[str, set[str]] = {}
+    for n in graph.nodes:
+        for _, text in n.interpolated_fields():
+            for tok in scan(text):
+                if tok.kind == "feedback":
+                    out.setdefault(tok.ref, set()).add(n.id)
+    return out
 
 
-def _unquoted(graph: Graph, at: Locator, declarer: str, body: tuple[str, ...]) -> Iterator[Finding]:
-    if not body or quoters(graph, declarer) & (set(body) - {declarer}):
+def _unquoted(
+    graph: Graph, at: Locator, declarer: str, body: tuple[str, ...], quoted: set[str]
+) -> Iterator[Finding]:
+    if not body or quoted & (set(body) - {declarer}):
         return
     target = body[0]
     field = "prompt" if graph.by_id[target].kind == "agent" else "run"
@@ -59,7 +64,12 @@ def _unquoted(graph: Graph, at: Locator, declarer: str, body: tuple[str, ...]) -
 
 
 def _reach(
-    graph: Graph, at: Locator, reach: Reach, declarer: str, body: tuple[str, ...]
+    graph: Graph,
+    at: Locator,
+    reach: Reach,
+    declarer: str,
+    body: tuple[str, ...],
+    quoted: set[str],
 ) -> Iterator[Finding]:
     """ADR 0010's fan-in advisory: a producer the declarer judges that no round can redo."""
     node = graph.by_id[declarer]
@@ -77,7 +87,7 @@ def _reach(
     if not left_out:
         return
     who = listing(left_out)
-    cover = _covering_target(graph, declarer, left_out)
+    cover = _covering_target(graph, reach, declarer, left_out, quoted)
     if cover is not None:
         fix = (
             f"Consider rerun: {cover} (loop {loop_text(graph.between(cover, declarer))}), "
@@ -101,23 +111,31 @@ def _reach(
     )
 
 
-def _covering_target(graph: Graph, declarer: str, producers: list[str]) -> str | None:
-    """The nearest rerun target whose loop holds every producer and still passes the rules."""
+def _covering_target(
+    graph: Graph, reach: Reach, declarer: str, producers: list[str], quoted: set[str]
+) -> str | None:
+    """The nearest rerun target whose loop holds every producer and still passes the rules.
+
+    Candidates are the common ancestors of the producers, nearest first; an ancestor of a
+    target already found has a larger loop, so it is never preferred.
+    """
     fb = graph.by_id[declarer].feedback
     claimed = {nid: d for d, body in graph.arcs.items() if d != declarer for nid in body}
-    asks = quoters(graph, declarer)
-    best: tuple[int, str] | None = None
-    for cand in graph.ancestors(declarer):
-        if fb is not None and cand == fb.rerun:
+    order = {nid: i for i, nid in enumerate(graph.topo_order)}
+    common = [
+        c
+        for c in graph.ancestors(declarer)
+        if (fb is None or c != fb.rerun)
+        and all(c == p or reach.is_ancestor(c, p) for p in producers)
+    ]
+    found: list[tuple[int, str]] = []
+    for cand in sorted(common, key=lambda c: -order.get(c, 0)):
+        if any(reach.is_ancestor(cand, f) for _, f in found):
             continue
         body = set(graph.between(cand, declarer))
-        if not set(producers) <= body or not asks <= body:
-            continue
-        if next(check_arc(graph, declarer, cand, claimed), None) is not None:
-            continue
-        key = (len(body), cand)
-        best = key if best is None or key < best else best
-    return None if best is None else best[1]
+        if quoted <= body and next(check_arc(graph, declarer, cand, claimed), None) is None:
+            found.append((len(body), cand))
+    return min(found)[1] if found else None
 
 
 def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
@@ -225,10 +243,12 @@ def _price(graph: Graph, at: Locator) -> Finding:
     """The worst-case number of node executions: a price tag, not a defect."""
     total = graph.worst_case_executions()
     parts = [f"{len(graph.nodes)} node(s) once"]
-    for declarer, body in graph.arcs.items():
+    loops = [(d, body) for d, body in graph.arcs.items() if body]
+    for declarer, body in loops[:3]:
         fb = graph.by_id[declarer].feedback
-        if body and fb is not None:
-            parts.append(f"loop {loop_text(body)} up to {fb.max} more round(s)")
+        parts.append(f"loop {loop_text(body)} up to {fb.max if fb else 0} more round(s)")
+    if len(loops) > 3:
+        parts.append(f"{len(loops) - 3} more loop(s)")
     retried = [n.id for n in graph.nodes if n.retry.max > 0]
     if retried:
         parts.append(f"retries on {listing(retried)} on top")

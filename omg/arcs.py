@@ -61,7 +61,7 @@ def check_arcs(graph: Graph) -> Iterator[ArcProblem]:
             )
         problems = list(check_arc(graph, n.id, fb.rerun, claimed))
         yield from problems
-        body = graph.between(fb.rerun, n.id)
+        body = graph.arcs[n.id]
         for nid in body:
             claimed.setdefault(nid, n.id)
 
@@ -91,8 +91,10 @@ def check_arc(
             "earlier node; to repeat this node alone, use retry: {max, on}",
         )
         return
-    ancestors = graph.ancestors(declarer)
-    if target not in ancestors:
+    fb = graph.by_id[declarer].feedback
+    body = graph.arcs[declarer] if fb and fb.rerun == target else graph.between(target, declarer)
+    if not body:  # between() is empty exactly when target is not a proper ancestor
+        ancestors = graph.ancestors(declarer)
         order = [i for i in graph.ids if i in ancestors]
         aim = (
             f"aim it at one of {listing(order)}"
@@ -108,7 +110,6 @@ def check_arc(
             f"existing depends_on path; {aim}",
         )
         return
-    body = graph.between(target, declarer)
     inside = set(body)
     loop = loop_text(body)
     for nid in body:  # rule 3: side-exit free
@@ -159,14 +160,9 @@ def check_arc(
             "feedback",
             "feedback-overlap",
             f"feedback bodies must be disjoint: this loop {loop} shares {listing(shared)} with "
-            f'the loop of "{other}" ({loop_text(graph.between(graph_rerun(graph, other), other))})'
+            f'the loop of "{other}" ({loop_text(graph.arcs[other])})'
             " — "
             f"overlapping loops multiply spend as (1 + {theirs}) × (1 + {mine}) and "
             "give one node two owners; aim the arcs so their loops do not share "
             "nodes",
         )
-
-
-def graph_rerun(graph: Graph, declarer: str) -> str:
-    fb = graph.by_id[declarer].feedback
-    return fb.rerun if fb is not None else declarer

@@ -145,7 +145,7 @@ def _feedback(graph: Graph, node: Node, head: str, tok: Token) -> Iterator[tuple
             ),
         )
         return
-    body = graph.feedback_body(tok.ref)
+    body = graph.arcs.get(tok.ref, ())
     if body and node.id not in body:
         yield (
             "feedback-outside-body",
