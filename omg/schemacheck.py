@@ -57,11 +57,8 @@ def schema_findings(data: Any, file: str, positions: Positions | None) -> list[F
                 continue
             seen.add((path, message))
             line, col = positions.at(path) if positions else (None, None)
-            node, field = _split(data, path)
-            text = message.replace("{field}", _name(node, field))
-            if "{parent}" in text:
-                text = text.replace("{parent}", _name(*_split(data, path[:-1])))
-            out.append(Finding(file, line, "error", code, text, node, col, json_path(path)))
+            node = _split(data, path)[0]
+            out.append(Finding(file, line, "error", code, message, node, col, json_path(path)))
     out.sort(key=lambda f: (f.line or 0, f.column or 0))
     return out
 
@@ -79,7 +76,9 @@ def _split(data: Any, path: DataPath) -> tuple[str | None, str]:
     return None, _dotted(path)
 
 
-def _name(node: str | None, field: str) -> str:
+def _field(data: Any, path: DataPath) -> str:
+    """How a message names the value at ``path``: ``retry.max``, ``the node``, ``the graph``."""
+    node, field = _split(data, path)
     return field or ("the node" if node else "the graph")
 
 
@@ -121,6 +120,7 @@ def _translate(err: Any, data: Any, hint: str) -> Iterator[Issue]:
     schema = err.schema if isinstance(err.schema, Mapping) else {}
     hint = schema.get("description") or hint
     kw, inst = err.validator, err.instance
+    field = _field(data, path)
     if kw == "oneOf" and len(path) == 2 and path[0] == "nodes":
         yield from _kind(path, inst)
     elif kw in ("anyOf", "oneOf"):
@@ -128,32 +128,32 @@ def _translate(err: Any, data: Any, hint: str) -> Iterator[Issue]:
     elif kw == "additionalProperties":
         allowed = list(schema.get("properties", {}))
         for key in (k for k in inst if k not in allowed):
-            yield (*path, key), "unknown-key", _unknown(key, allowed, path)
+            yield (*path, key), "unknown-key", _unknown(key, allowed, field)
     elif kw == "required":
         for key in (k for k in err.validator_value if k not in inst):
             about = _describe(schema.get("properties", {}).get(key))
-            yield path, "missing-key", f"{{field}} needs {key}: — {about}"
+            yield path, "missing-key", f"{field} needs {key}: — {about}"
     elif kw == "type":
-        yield path, "wrong-type", _wrong_type(err.validator_value, inst, path, hint)
+        yield path, "wrong-type", _wrong_type(err.validator_value, inst, path, field, hint)
     elif kw == "enum":
-        yield path, "not-allowed", _not_in(inst, [str(v) for v in err.validator_value], hint)
+        yield path, "not-allowed", _not_in(inst, [str(v) for v in err.validator_value], field, hint)
     elif kw == "const":
-        yield path, "not-allowed", f"{{field}}: {show(inst)} is not allowed{_why(hint)}"
+        yield path, "not-allowed", f"{field}: {show(inst)} is not allowed{_why(hint)}"
     elif kw == "pattern" and "propertyNames" in err.relative_schema_path:
-        yield path, "bad-name", f"{{field}}: key {show(inst)} is not valid{_why(hint, 'want ')}"
+        yield path, "bad-name", f"{field}: key {show(inst)} is not valid{_why(hint, 'want ')}"
     elif kw == "pattern":
-        yield path, "bad-value", f"{{field}}: {show(inst)} is not valid{_why(hint, 'want ')}"
+        yield path, "bad-value", f"{field}: {show(inst)} is not valid{_why(hint, 'want ')}"
     elif kw in ("minimum", "exclusiveMinimum"):
         bound = "at least" if kw == "minimum" else "greater than"
         limit = f"{bound} {err.validator_value}"
-        yield path, "out-of-range", f"{{field}}: {show(inst)} must be {limit}{_why(hint)}"
+        yield path, "out-of-range", f"{field}: {show(inst)} must be {limit}{_why(hint)}"
     elif kw in ("minItems", "minLength"):
-        yield path, "empty", f"{{field}} is empty{_why(hint)}"
+        yield path, "empty", f"{field} is empty{_why(hint)}"
     elif kw == "uniqueItems":
         dup = next((x for i, x in enumerate(inst) if x in inst[:i]), None)
-        yield path, "repeated", f"{{field}} lists {show(dup)} twice — each may appear once"
+        yield path, "repeated", f"{field} lists {show(dup)} twice — each may appear once"
     else:
-        yield path, "schema", f"{{field}}: {err.message}"
+        yield path, "schema", f"{field}: {err.message}"
 
 
 def _union(err: Any, path: DataPath, hint: str, data: Any) -> Iterator[Issue]:
@@ -166,7 +166,8 @@ def _union(err: Any, path: DataPath, hint: str, data: Any) -> Iterator[Issue]:
         for sub in fitting[0]:
             yield from _translate(sub, data, hint)
         return
-    yield path, "wrong-type", f"{{field}}: {show(err.instance)} is not valid{_why(hint, 'want ')}"
+    want = _why(hint, "want ")
+    yield path, "wrong-type", f"{_field(data, path)}: {show(err.instance)} is not valid{want}"
 
 
 def _wrong_kind(err: Any) -> bool:
@@ -219,18 +220,18 @@ def _kind(path: DataPath, node: Any) -> Iterator[Issue]:
         yield (*path, extra[0]), "node-kind", f"a shell node (run:) does not take {keys} — {why}"
 
 
-def _unknown(key: str, allowed: list[str], path: DataPath) -> str:
+def _unknown(key: str, allowed: list[str], parent: str) -> str:
     import difflib
 
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     guess = f' — did you mean "{close[0]}"? Allowed' if close else " — allowed"
-    return f'unknown key "{key}" in {{parent}}{guess} keys: {", ".join(allowed)}'
+    return f'unknown key "{key}" in {parent}{guess} keys: {", ".join(allowed)}'
 
 
-def _wrong_type(want: str | list[str], value: Any, path: DataPath, hint: str) -> str:
+def _wrong_type(want: str | list[str], value: Any, path: DataPath, field: str, hint: str) -> str:
     wants = [want] if isinstance(want, str) else list(want)
     said = " or ".join(_TYPES.get(w, w) for w in wants)
-    text = f"{{field}}: {show(value)} is not {said}"
+    text = f"{field}: {show(value)} is not {said}"
     quotable = isinstance(value, bool | int | float | date) and "string" in wants
     if quotable and path and isinstance(path[-1], str):
         text += f'; quote it if you mean the text: {path[-1]}: "{_yaml_text(value)}"'
@@ -245,21 +246,18 @@ def _yaml_text(value: Any) -> str:
     return value.isoformat() if isinstance(value, date) else str(value)
 
 
-def _not_in(value: Any, allowed: list[str], hint: str) -> str:
+def _not_in(value: Any, allowed: list[str], field: str, hint: str) -> str:
     import difflib
 
     close = difflib.get_close_matches(str(value), allowed, n=1, cutoff=0.6)
     guess = f' (did you mean "{close[0]}"?)' if close else ""
-    return f"{{field}}: {show(value)} is not one of {', '.join(allowed)}{guess}{_why(hint)}"
+    return f"{field}: {show(value)} is not one of {', '.join(allowed)}{guess}{_why(hint)}"
 
 
 def _describe(sub: Any) -> str:
     if not isinstance(sub, Mapping):
         return "required"
-    text = sub.get("description")
-    if text is None and "$ref" in sub:
-        text = graph_schema()["$defs"][sub["$ref"].rsplit("/", 1)[-1]].get("description")
-    return _lower(text or "required")
+    return _lower(sub.get("description") or "required")
 
 
 def _why(hint: str, lead: str = "") -> str:
