@@ -13,10 +13,10 @@ from omg.findings import Finding
 from omg.locate import Locator
 from omg.model import CAUSES, VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
 from omg.references import check_references
+from omg.schemacheck import KINDS
 from omg.yamlpos import Positions
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-KINDS = "a node is exactly one of agent (prompt:), shell (run:) or gate (type: gate)"
 _SHAPE = {  # kind → ((has prompt, has run), what that kind needs)
     "agent": ((True, False), "an agent node needs prompt: and no run:"),
     "shell": ((False, True), "a shell node needs run: and no prompt:"),
