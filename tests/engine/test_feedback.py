@@ -314,3 +314,86 @@ def test_an_agent_review_loop_prices_every_round(tmp_path: Path, omg, run_dir_ch
     assert state["cost_usd"] == pytest.approx(0.08)
     assert nodes["review"]["round"] == 1
     assert "TOTAL COST: $0.0800" in r.out
+
+
+def test_a_diamond_body_reruns_in_dependency_order(tmp_path: Path, omg, run_dir_check) -> None:
+    g = write_graph(tmp_path, """
+        name: diamond
+        concurrency: 3
+        nodes:
+          - id: impl
+            run: 'n=$(cat count 2>/dev/null || echo 0); echo $((n+1)) > count; echo impl'
+          - id: lint
+            depends_on: [impl]
+            run: sleep 0.1; echo lint
+          - id: test
+            depends_on: [impl]
+            run: sleep 0.1; echo test
+          - id: review
+            depends_on: [lint, test]
+            run: 'test "$(cat count)" -ge 2 || { echo "FIX it"; exit 1; }'
+            feedback: {rerun: impl, max: 2}
+    """)
+    r = omg_run(omg, g)
+    assert r.code == 0, r.explain()
+    run_dir_check(r.dir)
+    evs = r.events()
+    for k in (0, 1):
+        at = {(e["event"], e["node_id"]): i for i, e in enumerate(evs)
+              if e.get("round", 0) == k and e["event"] in ("node_started", "node_passed")}
+        for parent, child in (("impl", "lint"), ("impl", "test"), ("lint", "review"),
+                              ("test", "review")):
+            assert at[("node_passed", parent)] < at[("node_started", child)], (k, parent, child)
+    # lint and test of one round ran side by side
+    starts = [e["node_id"] for e in evs if e["event"] == "node_started" and e.get("round") == 1]
+    assert starts == ["impl", "lint", "test", "review"]
+
+
+def test_two_loops_turn_independently_side_by_side(tmp_path: Path, omg, run_dir_check) -> None:
+    # two branches, each with its own arc, running concurrently; they converge in different
+    # rounds and neither disturbs the other
+    branch = """
+          - id: {p}-impl
+            run: 'n=$(cat {p} 2>/dev/null || echo 0); echo $((n+1)) > {p}; sleep 0.05; echo {p}'
+          - id: {p}-review
+            depends_on: [{p}-impl]
+            run: 'test "$(cat {p})" -ge {need} || {{ echo "FIX {p}"; exit 1; }}'
+            feedback: {{rerun: {p}-impl, max: 3}}
+    """
+    g = write_graph(tmp_path, "name: twoloops\nconcurrency: 2\nnodes:\n"
+                    + branch.format(p="a", need=3) + branch.format(p="b", need=2))
+    r = omg_run(omg, g)
+    assert r.code == 0, r.explain()
+    state = run_dir_check(r.dir)
+    evs = r.events()
+    assert [e["round"] for e in of(evs, "node_retried", "a-review")] == [1, 2]
+    assert [e["round"] for e in of(evs, "node_retried", "b-review")] == [1]
+    assert [e.get("round", 0) for e in of(evs, "node_started", "a-impl")] == [0, 1, 2]
+    assert [e.get("round", 0) for e in of(evs, "node_started", "b-impl")] == [0, 1]
+    assert state["nodes"]["a-review"]["round"] == 2
+    assert state["nodes"]["b-review"]["round"] == 1
+    assert state["hops"] == 3
+
+
+def test_continue_prunes_an_exhausted_loop_and_runs_the_rest(tmp_path: Path, omg,
+                                                             run_dir_check) -> None:
+    g = write_graph(tmp_path, """
+        name: continueloop
+        on_fail: continue
+        concurrency: 1
+        nodes:
+          - {id: impl, run: echo impl}
+          - id: review
+            depends_on: [impl]
+            run: 'echo "FIX"; exit 1'
+            feedback: {rerun: impl, max: 1}
+          - {id: ship, depends_on: [review], run: echo never}
+          - {id: docs, run: echo docs}
+    """)
+    r = omg_run(omg, g)
+    assert r.code == 1, r.explain()
+    state = run_dir_check(r.dir)
+    assert state["nodes"]["docs"]["verdict"] == "PASS"
+    assert state["nodes"]["review"]["verdict"] == "FAIL"
+    assert "ship" not in state["nodes"]
+    assert [e["node_id"] for e in of(r.events(), "node_failed")] == ["review"]
