@@ -166,18 +166,22 @@ def resume_run(
         graph = snapshot_loader(state["graph"], state["graph_source"])
         _warn_if_changed(state, warn)
         status = schedule.statuses(graph, state["nodes"])
+        # A leg killed before its run_finished left the run open: this leg runs what was in
+        # flight, or — if nothing was — just closes the run with the outcome it reached.
+        abandoned = bool(state["legs"]) and state["legs"][-1]["outcome"] is None
         if decision is not None:
             _check_decision(state, graph, decision)
         elif state["paused_at"] and not retry_failed:
             raise StateError(_paused_hint(state["run_id"], state["paused_at"]), ) from None
-        if not retry_failed and decision is None:
+        if not retry_failed and decision is None and not abandoned:
             failed = [n for n, s in status.items() if s == "failed"]
             if failed and (graph.on_fail == "halt" or not schedule.unfinished(graph, status)):
                 raise StateError(f"run {run_id!r} failed at {', '.join(failed)}; re-run the failed "
                                  f"nodes with `omg resume {run_id} --retry-failed`")
-        if retry_failed and not _has_work_after_retry(graph, state):
+        if retry_failed and not abandoned and not _has_work_after_retry(graph, state):
             return None, state
-        if decision is None and not retry_failed and not schedule.unfinished(graph, status):
+        if (decision is None and not retry_failed and not abandoned
+                and not schedule.unfinished(graph, status)):
             return None, state
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
         start: dict[str, Any] = {"retry_failed": True} if retry_failed else {}
