@@ -136,8 +136,12 @@ def start_run(
 
 def load_run(rundir: RunDir) -> tuple[State, int]:
     """The snapshot plus the tail of events it had not folded yet (a leg killed mid-write)."""
-    from omg.state import apply
+    from omg.state import apply, fold
 
+    if not rundir.state_path.exists() and rundir.events_path.exists():
+        # The first leg was killed between its first event and its first snapshot.
+        evs = list(rundir.read_events())
+        return fold(evs), max([0, *(ev["seq"] for ev in evs)])
     state = rundir.read_state()
     tail = rundir.events_after(state["seq"])
     for ev in tail:
