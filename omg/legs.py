@@ -150,6 +150,17 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
     return state, last
 
 
+def _catch_up(rundir: RunDir, state: State) -> None:
+    """Bring state.json level with the events (a leg killed between an event and its snapshot
+    left it behind) — even when this resume then finds nothing to do, or refuses."""
+    try:
+        behind = rundir.read_state()["seq"] != state["seq"]
+    except StateError:  # no snapshot yet: load_run folded the events
+        behind = True
+    if behind:
+        rundir.write_state(state)
+
+
 def resume_run(
     run_id: str,
     env: Environment,
@@ -167,6 +178,7 @@ def resume_run(
     rundir.lock()
     try:
         state, last = load_run(rundir)
+        _catch_up(rundir, state)
         graph = snapshot_loader(state["graph"], state["graph_source"])
         _warn_if_changed(state, warn)
         status = schedule.statuses(graph, state["nodes"])
