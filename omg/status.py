@@ -26,6 +26,12 @@ def derive(state: State, rundir: RunDir) -> str:
 
 def next_step(state: State, derived: str) -> str:
     rid = state["run_id"]
+    if derived == "abandoned" and state["paused_at"]:
+        gate = state["paused_at"]
+        return (
+            f"its last leg was killed after pausing at gate {gate}; decide with "
+            f"`omg resume {rid} --approve {gate}` or `--reject {gate} --reason TEXT`"
+        )
     if derived == "abandoned":
         return (f"its last leg ended without finishing (killed?). Nodes in flight then re-run "
                 f"with `omg resume {rid}`")
@@ -42,12 +48,19 @@ def next_step(state: State, derived: str) -> str:
     return "nothing to do"
 
 
+def _load(rundir: RunDir) -> State:
+    """The snapshot caught up with the events a killed leg appended after its last write."""
+    from omg.legs import load_run
+
+    return load_run(rundir)[0]
+
+
 def show(runs_dir: Path, run_id: str | None) -> str:
     if run_id is not None:
         rundir = RunDir(runs_dir / run_id)
         if not rundir.exists():
             raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
-        state = rundir.read_state()
+        state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
         return (f"{ledger.render(graph, state)}\n\nstatus: {derived} "
@@ -55,8 +68,11 @@ def show(runs_dir: Path, run_id: str | None) -> str:
     rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
     for path in sorted(p for p in runs_dir.glob("*") if p.is_dir()) if runs_dir.is_dir() else []:
         rundir = RunDir(path)
+        if not rundir.exists():  # a first leg killed before its first event: nothing to show
+            rows.append((path.name, "?", "never started", "0", "-"))
+            continue
         try:
-            state = rundir.read_state()
+            state = _load(rundir)
         except OmgError as exc:
             rows.append((path.name, "?", f"damaged: {str(exc)[:60]}", "?", "?"))
             continue
