@@ -34,11 +34,11 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
             out.append(f"    gate: {n.description or '(no description)'}")
             continue
         text = render(n.run or n.prompt or "", resolve, shell=n.kind == "shell")
-        rt = runtimes["shell" if n.kind == "shell" else n.runtime]
+        rt = runtimes.get("shell" if n.kind == "shell" else n.runtime)
         inv = Invocation(n, text, Path("."), {}, n.timeout_s, "<new-session-uuid>",
                          "<parent session>" if n.handoff == "session" else None, n.budget_usd)
         try:
-            argv = rt.argv(inv)
+            argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
         except Exception as exc:  # a runtime that cannot render still lets the plan print
             argv = [f"<{exc}>"]
         out.append(f"    argv: {shlex.join(argv)}")

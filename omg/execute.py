@@ -110,7 +110,12 @@ def execute(ctx: Context, node: Node, round_: int) -> Result:
         return Result(node.id, round_, False, "run_error", False, detail=str(exc), started=False)
 
     runtime_name = "shell" if node.kind == "shell" else node.runtime
-    runtime = ctx.runtimes[runtime_name]
+    runtime = ctx.runtimes.get(runtime_name)
+    if runtime is None:
+        have = ", ".join(sorted(r for r in ctx.runtimes if r != "shell")) or "none"
+        return Result(node.id, round_, False, "run_error", False, started=False, detail=(
+            f'node "{node.id}" asks for runtime {runtime_name!r}, which this omg does not '
+            f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"))
     env = child_env(ctx.parent_env, node.env, runtime=runtime_name)
     shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
     max_attempts = 1 + max(node.retry.max, 0)

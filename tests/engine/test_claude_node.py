@@ -160,3 +160,27 @@ def test_a_missing_claude_binary_is_a_clear_run_error(tmp_path: Path, omg, run_d
     assert rec["cause"] == "run_error"
     assert "OMG_CLAUDE_BIN" in rec["detail"]
     assert json.dumps(rec)  # the record is plain data
+
+
+def test_an_unavailable_runtime_fails_the_node_not_the_engine(tmp_path: Path, omg,
+                                                              run_dir_check) -> None:
+    g = write_graph(tmp_path, """
+        name: nocodex
+        on_fail: continue
+        nodes:
+          - {id: impl, prompt: Implement it., runtime: codex}
+          - {id: other, run: echo fine}
+    """)
+    r = omg_run(omg, g)
+    assert r.code == 1, r.explain()
+    assert "Traceback" not in r.err
+    state = run_dir_check(r.dir)
+    rec = state["nodes"]["impl"]
+    assert (rec["cause"], rec["judged"]) == ("run_error", False)
+    assert "runtime 'codex'" in rec["detail"]
+    assert state["nodes"]["other"]["verdict"] == "PASS"
+    assert state["legs"][-1]["outcome"] == "failed"
+
+    plan = omg_run(omg, g, "--dry-run")
+    assert plan.code == 0, plan.explain()
+    assert "no codex runtime in this omg" in plan.out
