@@ -1,4 +1,4 @@
-"""The engine: one leg of a run — launch ready nodes, record each result, stop at the right place."""
+"""The engine: one leg of a run — launch ready nodes, record each result, stop where it must."""
 
 from __future__ import annotations
 
@@ -114,7 +114,8 @@ class Leg:
                 awaiting = frontier.having("awaiting")
                 if awaiting and not running:
                     declarer = min(awaiting, key=self.graph.index.__getitem__)
-                    gate = rec.read(lambda st: st["nodes"][declarer].get("awaiting"))
+                    gate = rec.read(  # called at once, so the loop variable is bound
+                        lambda st: st["nodes"][declarer].get("awaiting"))  # noqa: B023
                     self._pause_at(str(gate), declarer=declarer)
                 return
             node = self.graph.node(candidates[0])
@@ -168,7 +169,8 @@ class Leg:
             return False
         self.ctx.recorder.emit(
             "node_failed", node_id=node.id, verdict="FAIL", cause="budget_exceeded", judged=False,
-            round=schedule.current_round(self.graph, self.ctx.recorder.state["nodes"], node.id) or None,
+            round=schedule.current_round(
+                self.graph, self.ctx.recorder.state["nodes"], node.id) or None,
             detail=f"graph budget_usd ${cap:.2f} is spent (${spent:.4f} so far); "
             "the node was not started — raise budget_usd in the graph to continue",
         )
@@ -182,7 +184,8 @@ class Leg:
         common = dict(
             node_id=res.node_id, round=res.round or None, cost_usd=res.cost_usd,
             cost_unknown=res.cost_unknown or None, usage=dict(res.usage) or None,
-            session_id=res.session_id, duration_s=round(res.duration_s, 3), retries=res.retries or None,
+            session_id=res.session_id, duration_s=round(res.duration_s, 3),
+            retries=res.retries or None,
         )
         node = self.graph.node(res.node_id)
         verdict = "PASS" if res.passed else "FAIL"
@@ -191,8 +194,8 @@ class Leg:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
             rd.failed(res.node_id).unlink(missing_ok=True)
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
-            rec.emit("node_passed", verdict="PASS", provenance=res.provenance, detail=detail or None,
-                     **common)
+            rec.emit("node_passed", verdict="PASS", provenance=res.provenance,
+                     detail=detail or None, **common)
             self._hook(res.node_id, "PASS", res.round)
             return
         if res.reply.strip():

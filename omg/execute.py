@@ -34,7 +34,8 @@ class Workspace(Protocol):
 
 @dataclass
 class Context:
-    """Everything an execution needs; shared by the leg's worker threads (read-only but recorder)."""
+    """Everything an execution needs; shared by the leg's worker threads (all but the recorder
+    read-only)."""
 
     graph: Graph
     inputs: Mapping[str, str]
@@ -87,7 +88,8 @@ class Renderer:
         path = self.ctx.rundir.artifact(tok.ref)
         if not path.exists():
             raise ResolveError(
-                f"cannot resolve {tok.text}: artifact not available (node {tok.ref!r} has not passed)"
+                f"cannot resolve {tok.text}: artifact not available "
+                f"(node {tok.ref!r} has not passed)"
             )
         return path.read_text(encoding="utf-8") if tok.inline else str(path.resolve())
 
@@ -99,7 +101,10 @@ def execute(ctx: Context, node: Node, round_: int) -> Result:
     """Run every attempt of one execution of ``node`` in round ``round_``."""
     r = Renderer(ctx)
     try:
-        base = r.text(node.run or "", shell=True) if node.kind == "shell" else r.text(node.prompt or "")
+        if node.kind == "shell":
+            base = r.text(node.run or "", shell=True)
+        else:
+            base = r.text(node.prompt or "")
         cwd_text = r.text(node.cwd) if node.cwd is not None else None
         branch = r.text(node.worktree.branch) if node.worktree and node.worktree.branch else None
         cwd = ctx.workspace.cwd_for(node, cwd_text, branch)

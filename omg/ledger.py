@@ -34,7 +34,8 @@ def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
             detail = detail[:89] + "…"
         out.append((
             nid, verdict_cell(rec), str(rec.get("round", 0)), str(rec.get("attempts", 0)), cost,
-            format_duration(float(rec.get("duration_s", 0.0))) if "duration_s" in rec else "", detail,
+            format_duration(float(rec.get("duration_s", 0.0))) if "duration_s" in rec else "",
+            detail,
         ))
     return out
 

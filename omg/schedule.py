@@ -60,7 +60,7 @@ def ready(
     status: Mapping[str, Status],
     running: Collection[str],
 ) -> list[str]:
-    """Pending nodes whose parents all passed, not running, in topological order (ties: declared)."""
+    """Pending nodes whose parents all passed, not running, topologically (ties: declared)."""
     out = [
         nid
         for nid in graph.topo_order

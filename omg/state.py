@@ -130,7 +130,8 @@ def _node_retried(st: State, ev: Event) -> None:
     rec["attempts"] = rec.get("attempts", 0) + 1
     if ev.get("reason") == "feedback":
         # Arc fired: the declarer becomes a non-terminal marker of the round now beginning.
-        rec.update(verdict="", round=ev["round"], cause=ev.get("cause"), detail=ev.get("detail", ""))
+        rec.update(verdict="", round=ev["round"], cause=ev.get("cause"),
+                   detail=ev.get("detail", ""))
         rec.pop("provenance", None)
         st["hops"] += 1
 
