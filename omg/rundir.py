@@ -265,11 +265,11 @@ class RunDir:
     def read_state(self) -> State:
         """The snapshot, checked for shape and schema version; damage is a clear StateError."""
         try:
-            text = self.state_path.read_text(encoding="utf-8")
+            data = self.state_path.read_bytes()
         except FileNotFoundError:
             raise StateError(self._missing(STATE)) from None
         try:
-            st = json.loads(text)
+            st = json.loads(data)  # bytes that are not UTF-8 fail here too, as a ValueError
         except ValueError as exc:
             raise StateError(
                 f"{self.state_path} is not valid JSON ({exc}); the snapshot is damaged. omg did not "
