@@ -100,6 +100,45 @@ def ensure_ignored(runs_dir: Path) -> None:
             ignore.write_text("*\n")
 
 
+_Kind = type | tuple[type, ...]
+_NUMBER = (int, float)
+#: What every reader of a snapshot relies on (the full contract is schemas/state.schema.json).
+_STATE_SHAPE: dict[str, _Kind] = {
+    "run_id": str, "graph_source": str, "graph_sha256": str, "graph": dict, "inputs": dict,
+    "nodes": dict, "gates": dict, "legs": list, "hops": int, "paused_at": (str, type(None)),
+    "status": str, "cost_usd": _NUMBER, "seq": int, "worktrees": dict,
+}
+_RECORD_SHAPE: dict[str, _Kind] = {
+    "verdict": str, "round": int, "attempts": int, "cost_usd": _NUMBER, "cost_unknown": bool,
+}
+
+
+def _shape_problem(st: dict[str, Any]) -> str | None:
+    """The first way ``st`` is not shaped like a snapshot (None when it is)."""
+    def wrong(value: Any, kind: _Kind) -> bool:
+        return not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)
+
+    for key, kind in _STATE_SHAPE.items():
+        if key not in st or wrong(st[key], kind):
+            return f"field {key!r} is missing or of the wrong type"
+    for nid, rec in st["nodes"].items():
+        if not isinstance(rec, dict):
+            return f"the record of node {nid!r} is not an object"
+        for key, kind in _RECORD_SHAPE.items():
+            if key not in rec or wrong(rec[key], kind):
+                return f"field {key!r} of node {nid!r} is missing or of the wrong type"
+    for gate, dec in st["gates"].items():
+        if not isinstance(dec, dict) or not isinstance(dec.get("decision"), str):
+            return f"the decision on gate {gate!r} is not an object with a decision"
+    for leg in st["legs"]:
+        if not isinstance(leg, dict) or wrong(leg.get("leg"), int) or "outcome" not in leg:
+            return "an entry of 'legs' is not a leg"
+    nodes = st["graph"].get("nodes", [])
+    if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+        return "the snapshotted graph has no list of nodes"
+    return None
+
+
 class RunDir:
     """One run's directory under ``<runs-dir>/<run-id>/``."""
 
@@ -282,6 +321,12 @@ class RunDir:
             raise StateError(
                 f"{self.state_path} has state schema {st.get('schema')!r}, but this omg understands "
                 f"schema {STATE_SCHEMA}; it was written by a different omg version — upgrade omg"
+            )
+        problem = _shape_problem(st)
+        if problem is not None:
+            raise StateError(
+                f"{self.state_path} is damaged: {problem}. omg did not overwrite it: rebuild it "
+                f"with `omg replay {self.run_id} --write` or restore it from the run branch"
             )
         return st
 
