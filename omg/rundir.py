@@ -257,11 +257,23 @@ class RunDir:
                         continue
                     ev = self._parse_line(raw + b"\n", None)
                     if ev["seq"] <= seq:
+                        if not out and ev["seq"] < seq:  # the file's last event predates state
+                            raise StateError(self._behind(ev["seq"], seq))
                         return list(reversed(out))
                     out.append(ev)
                 if len(buf) > MAX_LINE:
                     raise StateError(f"{self.events_path} has a line longer than 1 MiB; damaged")
+        if seq > 0:  # the whole file is after the snapshot's event, or empty: lines were lost
+            raise StateError(self._behind(out[-1]["seq"] - 1 if out else 0, seq))
         return list(reversed(out))
+
+    def _behind(self, have: int, seq: int) -> str:
+        return (
+            f"{self.events_path} does not hold event {seq}, which {STATE} was folded up to "
+            f"(the stream stops at or skips from seq {have}): events were lost, e.g. the file was "
+            "truncated or replaced. omg did not touch either file; restore events.jsonl from "
+            "the run branch"
+        )
 
     def _ends_with_newline(self, size: int) -> bool:
         with self.events_path.open("rb") as fh:
