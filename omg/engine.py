@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -129,7 +130,15 @@ class Leg:
                 continue
             round_ = schedule.current_round(self.graph, nodes, node.id)
             self.launched += 1
-            running[pool.submit(execute, self.ctx, node, round_)] = node.id
+            started = threading.Event()
+            running[pool.submit(self._execute, node, round_, started)] = node.id
+            started.wait()  # its node_started is written before the next launch's
+
+    def _execute(self, node: Node, round_: int, started: threading.Event) -> Result:
+        try:
+            return execute(self.ctx, node, round_, on_started=started.set)
+        finally:
+            started.set()  # also when it failed before starting (no node_started)
 
     def _pause_at(self, gate: str, declarer: str | None = None, detail: str | None = None) -> None:
         desc = ""

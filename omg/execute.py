@@ -97,8 +97,13 @@ class Renderer:
         return render(text, self.resolve, shell=shell)
 
 
-def execute(ctx: Context, node: Node, round_: int) -> Result:
-    """Run every attempt of one execution of ``node`` in round ``round_``."""
+def execute(ctx: Context, node: Node, round_: int,
+            on_started: Callable[[], None] | None = None) -> Result:
+    """Run every attempt of one execution of ``node`` in round ``round_``.
+
+    ``on_started`` is called once its node_started event is written (the leg waits for it, so
+    events.jsonl shows launches in the order the scheduler made them).
+    """
     r = Renderer(ctx)
     try:
         if node.kind == "shell":
@@ -133,6 +138,8 @@ def execute(ctx: Context, node: Node, round_: int) -> Result:
         if attempt == 1:
             ctx.recorder.emit("node_started", node_id=node.id, round=round_ or None,
                               session_id=resume or session)
+            if on_started is not None:
+                on_started()
         else:
             assert prev is not None
             ctx.recorder.emit(

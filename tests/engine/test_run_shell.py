@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import of, omg_run, started_order, write_graph
+import pygit2
+
+from .kit import events, of, omg_run, started_order, write_graph
 
 
 def test_a_chain_passes_and_records_everything(tmp_path: Path, omg, run_dir_check) -> None:
@@ -181,3 +183,30 @@ def test_a_run_id_cannot_be_reused(tmp_path: Path, omg, run_dir_check) -> None:
     assert "already exists" in again.err
     state = run_dir_check(first.dir)
     assert len(state["legs"]) == 1
+
+
+def test_events_show_launches_in_scheduling_order(tmp_path: Path, omg, run_dir_check) -> None:
+    # `lane` is declared first but is slower to prepare (its git worktree is created before it
+    # starts); `quick` is ready at the same moment. The stream must still say lane, then quick.
+
+    sig = pygit2.Signature("Test User", "test@example.com")
+    repo = pygit2.init_repository(str(tmp_path), initial_head="main")
+    (tmp_path / "README").write_text("x\n")
+    repo.index.add("README")
+    repo.index.write()
+    repo.create_commit("HEAD", sig, sig, "initial", repo.index.write_tree(), [])
+    g = write_graph(tmp_path, """
+        name: prepare
+        concurrency: 4
+        nodes:
+          - {id: first, run: echo first}
+          - {id: lane, depends_on: [first], worktree: lane, run: echo lane}
+          - {id: quick, depends_on: [first], run: echo quick}
+          - {id: quick2, depends_on: [first], run: echo quick2}
+    """)
+    for k in range(3):
+        r = omg("run", str(g), "--run-id", f"p{k}", cwd=tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        rd = tmp_path / ".omg" / "runs" / f"p{k}"
+        run_dir_check(rd)
+        assert started_order(events(rd)) == ["first", "lane", "quick", "quick2"], k
