@@ -1,0 +1,72 @@
+"""Leg tests: every run directory a test leaves behind is schema-checked and replayed."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from .helpers import child_env, omg_cmd
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "damaged: the test damages run directories on purpose (skip the final check)"
+    )
+
+
+def run_dirs(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("events.jsonl") if "runs" in p.parts)
+
+
+@pytest.fixture(autouse=True)
+def every_run_dir_checked(
+    request: pytest.FixtureRequest, tmp_path: Path, run_dir_check: Callable[[Path], dict]
+) -> Iterator[None]:
+    """After each test: schema-valid events and state, state.json == fold(events), replay equal."""
+    yield
+    if request.node.get_closest_marker("damaged"):
+        return
+    from omg import status
+
+    for rd in run_dirs(tmp_path):
+        run_dir_check(rd)
+        check_brackets(rd)
+        out, code = status.replay(rd.parent, rd.name)
+        assert code == 0, out
+
+
+def check_brackets(rd: Path) -> None:
+    """Legs 1, 2, 3… in file order; each opens with run_started and closes with at most one
+    run_finished, its last event (a killed leg has none)."""
+    from .helpers import events
+
+    evs = events(rd)
+    legs = [e["leg"] for e in evs]
+    assert legs == sorted(legs), "legs interleave in events.jsonl"
+    assert sorted(set(legs)) == list(range(1, max(legs) + 1)), "leg numbers skip"
+    for leg in set(legs):
+        mine = [e["event"] for e in evs if e["leg"] == leg]
+        assert mine[0] == "run_started" and mine.count("run_started") == 1, f"leg {leg}"
+        assert mine.count("run_finished") <= 1, f"leg {leg}"
+        assert "run_finished" not in mine[:-1], f"leg {leg} wrote after run_finished"
+
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """The real CLI; `run` and `resume` get --no-commit (git is another test suite's business)."""
+
+    def call(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        argv = list(args)
+        if argv and argv[0] in ("run", "resume"):
+            argv.append("--no-commit")
+        return subprocess.run(omg_cmd(*argv), cwd=cwd or tmp_path, env=env or child_env(),
+                              capture_output=True, text=True, timeout=timeout)
+
+    return call

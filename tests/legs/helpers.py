@@ -1,0 +1,99 @@
+"""Helpers for the leg tests: graphs on disk, run directories, events, and the real CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RUNS = Path(".omg") / "runs"
+
+
+def write_graph(root: Path, text: str, name: str = "g.yaml") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / name
+    path.write_text(text)
+    return path
+
+
+def run_path(root: Path, run_id: str) -> Path:
+    return root / RUNS / run_id
+
+
+def events(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def state(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "state.json").read_text())
+
+
+def of_kind(evs: list[dict[str, Any]], *kinds: str, leg: int | None = None) -> list[dict[str, Any]]:
+    return [e for e in evs if e["event"] in kinds and (leg is None or e["leg"] == leg)]
+
+
+def launches(evs: list[dict[str, Any]], leg: int | None = None) -> list[tuple[str, int]]:
+    """(node id, round) of every node_started, in file order."""
+    return [(e["node_id"], e.get("round", 0)) for e in of_kind(evs, "node_started", leg=leg)]
+
+
+def log_lines(root: Path, name: str = "log.txt") -> list[str]:
+    path = root / name
+    return path.read_text().split() if path.exists() else []
+
+
+def comparable(st: dict[str, Any]) -> dict[str, Any]:
+    """The stable view minus what legitimately differs between an interrupted run and a clean one.
+
+    Legs (how many processes it took) and seq (how many events they wrote) differ by construction;
+    everything else — every node record, gate decision, cost, status — must not.
+    """
+    from omg.state import stable_view
+
+    out = stable_view(st)
+    out.pop("legs")
+    out.pop("seq")
+    return out
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """A clean environment for omg subprocesses (as tests/conftest.py builds it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
+    env.update(extra)
+    return env
+
+
+def omg_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "omg", *args]
+
+
+def popen_omg(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Start the real CLI in its own process group (so a test can SIGKILL the whole group)."""
+    return subprocess.Popen(
+        omg_cmd(*args), cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+
+
+def kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+
+
+def wait_for(pred: Callable[[], bool], timeout: float = 20.0, step: float = 0.002) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached in time")
+        time.sleep(step)
