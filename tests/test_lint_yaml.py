@@ -67,7 +67,10 @@ def test_yamlpos_merge_keys_fill_in_and_written_keys_win() -> None:
 
 def test_yamlpos_refuses_structures_that_would_not_terminate() -> None:
     assert parse("a: &a [*a]\n").problems[0].code == "yaml-size"
-    assert parse("[" * 3000 + "]" * 3000).problems[0].code == "yaml-size"
+    # PyYAML ≥ 6.0.4 has its own nesting limit and reports it as a syntax error; older
+    # releases recurse until omg stops them. Either way: a located refusal, no traceback.
+    deep = parse("[" * 3000 + "]" * 3000).problems[0]
+    assert deep.code in ("yaml-size", "yaml-syntax") and "nest" in deep.message
     bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n"
         for p, c in zip("abcdef", "bcdefg", strict=True)
