@@ -224,7 +224,7 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
     with Progress(env.stderr, env.live) as progress:
         rec.listen(progress)
         if hooks is not None:
-            hooks.before_leg(rec)
+            start = {**start, **hooks.before_leg(rec)}
         judged = rec.ref()  # what the human looked at: the state before this leg's first event
         rec.emit("run_started", **start)
         for d in decisions:
