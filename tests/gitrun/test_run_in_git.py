@@ -124,7 +124,11 @@ def test_fresh_clone_resumes_from_the_pushed_branch_and_restores_the_worktree(om
     state = json.loads((clone / ".omg/runs/r2/state.json").read_text())
     assert state["status"] == "passed"
     assert [leg["leg"] for leg in state["legs"]] == [1, 2]
-    assert state["gates"]["approve"]["state_ref"].startswith("commit:")
+    leg1_tip = pygit2.Repository(str(work)).references["refs/heads/omg/runs/r2"].target
+    assert state["gates"]["approve"]["state_ref"] == f"commit:{leg1_tip}"
+    events = [json.loads(x) for x in (clone / ".omg/runs/r2/events.jsonl").read_text().splitlines()]
+    (leg2_start,) = [e for e in events if e["event"] == "run_started" and e["leg"] == 2]
+    assert leg2_start["base"] == str(leg1_tip), "a leg records the state commit it started from"
     # finish ran in the restored lane, on top of what leg 1 wrote
     assert (clone / ".omg/runs/r2/artifacts/finish.out").read_text() == "first\nsecond\n"
     # the remote has the whole history, linear
