@@ -157,3 +157,34 @@ def test_two_clones_racing_one_run_exactly_one_advances(omg, origin, tmp_path):
     tip = remote.references["refs/heads/omg/runs/r3"].target
     state = json.loads(remote[remote[tip].tree["state.json"].id].data)
     assert state["status"] == "passed" and len(state["legs"]) == 2
+
+
+PR_GRAPH = """\
+name: pr-fix
+inputs:
+  branch: {description: the PR head branch, required: true}
+nodes:
+  - id: fix
+    run: echo "fixed" >> notes.txt
+    worktree: {name: pr, branch: "{{ inputs.branch }}", push: true}
+"""
+
+
+def test_a_lane_on_an_existing_branch_commits_and_pushes_back_to_it(omg, origin):
+    repo, bare = origin
+    work = Path(repo.workdir)
+    head = repo.head.target
+    repo.branches.local.create("feature", repo[head])
+    pygit2.Repository(str(work)).remotes["origin"].push(["refs/heads/feature:refs/heads/feature"])
+    (work / "pr.yaml").write_text(PR_GRAPH)
+
+    res = omg("run", "pr.yaml", "--run-id", "p1", "-i", "branch=feature", "--push", "origin",
+              cwd=work)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+    remote = pygit2.Repository(str(bare))
+    tip = remote[remote.references["refs/heads/feature"].target]
+    assert tip.parents[0].id == head, "the fix lands on top of the branch, fast-forward"
+    assert remote[tip.tree["notes.txt"].id].data == b"fixed\n"
+    assert "omg p1 fix" in tip.message
+    assert pygit2.Repository(str(work)).head.target == head  # the user's checkout stayed put
