@@ -73,7 +73,7 @@ def _run_started(st: State, ev: Event) -> None:
 
 def _clear_failed(st: State) -> None:
     """``--retry-failed``: drop FAIL records (not rejected gates), re-arm exhausted loops."""
-    from omg.model import graph_from_data  # pure; local to keep fold import-light
+    from omg.model import EXHAUSTED_GATE_SUFFIX, graph_from_data  # pure; keeps fold light
 
     graph = graph_from_data(st["graph"])
     nodes: dict[str, Any] = st["nodes"]
@@ -86,11 +86,12 @@ def _clear_failed(st: State) -> None:
     for nid in list(cleared):
         if nid in graph.arcs and (nodes[nid].get("round", 0) > 0 or nodes[nid].get("awaiting")):
             cleared.update(graph.arcs[nid])
-            gate = nodes[nid].get("awaiting")
-            if gate:
-                st["gates"].pop(gate, None)
-                if st["paused_at"] == gate:
-                    st["paused_at"] = None
+            # Fresh rounds, fresh exhaustion: the implicit gate forgets its decision (awaiting or
+            # rejected) so a new one is asked — and an old one is never taken for it.
+            gate = nodes[nid].get("awaiting") or nid + EXHAUSTED_GATE_SUFFIX
+            st["gates"].pop(gate, None)
+            if st["paused_at"] == gate:
+                st["paused_at"] = None
     for nid in cleared:
         # Keep the record (its spend is real) but make it pending again: round 0, no verdict.
         rec = nodes[nid]
