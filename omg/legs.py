@@ -229,6 +229,8 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
         rec.emit("run_started", **start)
         for d in decisions:
             _record_decision(rec, graph, d, judged)
+        for d in _undelivered(graph, rec.state):  # recorded, so never asked again: applied
+            _deliver(rec, graph, d)
         if hooks is not None:
             hooks.settled(rec, "", "", 0)
         leg = Leg(ctx, opts, on_settled=None if hooks is None else (
@@ -240,6 +242,13 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
 
 
 def _record_decision(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None:
+    kind = "gate_approved" if d.approve else "gate_rejected"
+    rec.emit(kind, node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
+    _deliver(rec, graph, d)
+
+
+def _deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
+    """The verdict a decision gives: the gate (or an exhausted loop's declarer) passes or fails."""
     target = d.gate
     rnd = 0
     if d.gate.endswith(EXHAUSTED_GATE_SUFFIX) and d.gate not in graph.by_id:
@@ -247,13 +256,25 @@ def _record_decision(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None
         rnd = int(rec.state["nodes"].get(target, {}).get("round", 0))
     why = f": {d.reason}" if d.reason else ""
     if d.approve:
-        rec.emit("gate_approved", node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
         rec.emit("node_passed", node_id=target, verdict="PASS", provenance="approved",
                  round=rnd or None, cost_usd=0.0, detail=f"gate approved by {d.by}{why}")
     else:
-        rec.emit("gate_rejected", node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
         rec.emit("node_failed", node_id=target, verdict="FAIL", round=rnd or None, cost_usd=0.0,
                  judged=False, detail=f"gate rejected by {d.by}{why}")
+
+
+def _undelivered(graph: Graph, state: State) -> list[Decision]:
+    """Decisions on record whose verdict never landed: a leg killed between the two events."""
+    out = []
+    for gate, dec in state["gates"].items():
+        if gate in graph.by_id:
+            pending = state["nodes"].get(gate, {}).get("verdict", "") == ""
+        else:  # an exhausted loop's gate: its declarer still waits there
+            declarer = gate[: -len(EXHAUSTED_GATE_SUFFIX)]
+            pending = state["nodes"].get(declarer, {}).get("awaiting") == gate
+        if pending:
+            out.append(Decision(gate, dec["decision"] == "approve", dec["by"], dec["reason"]))
+    return out
 
 
 def _check_decision(state: State, graph: Graph, d: Decision) -> None:
