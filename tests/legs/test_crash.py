@@ -176,6 +176,74 @@ def test_every_prefix_of_the_stream_resumes_to_the_same_state(
         assert final["legs"][0]["outcome"] is None and final["legs"][-1]["outcome"] == "failed"
 
 
+DECIDED = {
+    "gate": """\
+name: decided
+nodes:
+  - id: a
+    run: echo a >> log.txt
+  - id: gate
+    type: gate
+    depends_on: [a]
+  - id: b
+    depends_on: [gate]
+    run: echo b >> log.txt
+""",
+    "gate.exhausted": """\
+name: decided
+nodes:
+  - id: a
+    run: echo a >> log.txt
+  - id: gate
+    depends_on: [a]
+    run: 'false'
+    feedback: {rerun: a, max: 1, on_exhausted: gate}
+  - id: b
+    depends_on: [gate]
+    run: echo b >> log.txt
+""",
+}
+
+
+@pytest.mark.parametrize("gate", list(DECIDED))
+@pytest.mark.parametrize("approve", [True, False], ids=["approve", "reject"])
+def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
+    tmp_path: Path, gate: str, approve: bool, run_dir_check: Callable[[Path], dict]
+) -> None:
+    """Killed right after gate_approved/gate_rejected, before the gate's verdict event: the
+    decision is on record, so the next leg applies it instead of pausing to ask again."""
+    from omg.legs import Decision, Environment, resume_run
+    from omg.loader import graph_from_snapshot
+    from omg.rundir import canonical_json
+    from omg.state import fold
+
+    write_graph(tmp_path, DECIDED[gate])
+    _start_in_process(tmp_path, "r")
+    rd = run_path(tmp_path, "r")
+    env = Environment(runs_dir=tmp_path / RUNS, root=tmp_path, stderr=io.StringIO(), live=False)
+    from omg.engine import LegOptions
+
+    resume_run("r", env, lambda g: LegOptions(1), snapshot_loader=graph_from_snapshot,
+               warn=lambda m: None, decision=Decision(gate, approve, "ann", "because"))
+    full = events(rd)
+    cut = next(i for i, e in enumerate(full) if e["event"] in ("gate_approved", "gate_rejected"))
+    prefix = full[: cut + 1]
+    (rd / "events.jsonl").write_text("".join(
+        json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in prefix))
+    (rd / "state.json").write_text(canonical_json(fold(prefix)))
+    result = _resume_in_process(tmp_path, "r")
+    assert result is not None and result.outcome == ("passed" if approve else "failed")
+    evs = events(rd)
+    assert not of_kind(evs, "gate_paused", leg=3), "a recorded decision was asked again"
+    target = gate.split(".")[0]
+    verdicts = of_kind(evs, "node_passed", "node_failed", leg=3)
+    assert verdicts[0]["node_id"] == target
+    assert verdicts[0]["event"] == ("node_passed" if approve else "node_failed")
+    st_ = run_dir_check(rd)
+    assert st_["gates"][gate]["by"] == "ann"
+    assert ("b" in st_["nodes"]) is approve
+
+
 # -- SIGKILL at random points (property) ----------------------------------------------------
 
 
