@@ -16,6 +16,13 @@ from omg.legs import EXIT, Decision, Environment, resume_run, start_run
 from omg.state import State
 
 
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # a container user with no passwd entry and no $USER
+        return "unknown"
+
+
 def _warn(msg: str) -> None:
     print(msg, file=sys.stderr)
 
@@ -97,7 +104,7 @@ def resume(run_id: str, *, runs_dir: Path, retry_failed: bool, approve: str | No
     decision = None
     gate = approve or reject
     if gate:
-        who = by or actor(os.environ) or getpass.getuser()
+        who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
     def options(graph: Graph) -> LegOptions:
         return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)

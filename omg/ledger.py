@@ -51,7 +51,7 @@ def render(graph: Graph, state: State) -> str:
     out += [line(r) for r in body]
     out.append(rule)
     nodes = state["nodes"].values()
-    retries = sum(max(0, r.get("attempts", 0) - 1 - r.get("round", 0)) for r in nodes)
+    retries = sum(int(r.get("retries", 0)) for r in nodes)
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
     total = f"${state['cost_usd']:.4f}"
     if any(r.get("cost_unknown") for r in nodes):

@@ -129,6 +129,8 @@ def _node_retried(st: State, ev: Event) -> None:
     rec = _record(st, ev["node_id"])
     _spend(st, rec, ev)
     rec["attempts"] = rec.get("attempts", 0) + 1
+    if ev.get("reason") == "retry":
+        rec["retries"] = rec.get("retries", 0) + 1
     if ev.get("reason") == "feedback":
         # Arc fired: the declarer becomes a non-terminal marker of the round now beginning.
         rec.update(verdict="", round=ev["round"], cause=ev.get("cause"),

@@ -147,3 +147,15 @@ nodes:
     assert cli("resume", "r", "--retry-failed").returncode == 0
     assert launches(events(run_path(tmp_path, "r")), leg=2) == [("flaky", 0), ("after", 0)]
     assert sorted(log_lines(tmp_path)) == ["after", "flaky", "flaky", "side"]
+
+
+def test_the_ledger_counts_retries_not_attempts_carried_across_legs(cli: Cli, tmp_path: Path) -> None:
+    """Attempts a --retry-failed leg adds are not retries; only retry: attempts are."""
+    write_graph(tmp_path, "name: once\nnodes:\n  - id: flaky\n    run: test -f ok\n")
+    assert cli("run", "g.yaml", "--run-id", "r").returncode == 1
+    assert cli("resume", "r", "--retry-failed").returncode == 1
+    (tmp_path / "ok").write_text("")
+    res = cli("resume", "r", "--retry-failed")
+    assert res.returncode == 0, res.stderr
+    assert "retries: 0" in res.stdout
+    assert state(run_path(tmp_path, "r"))["nodes"]["flaky"]["attempts"] == 3
