@@ -11,7 +11,7 @@ from pathlib import Path
 from omg import ledger
 from omg.engine import LegOptions, LegResult
 from omg.errors import UsageError
-from omg.model import Graph
+from omg.model import EXHAUSTED_GATE_SUFFIX, Graph
 from omg.legs import EXIT, Decision, Environment, resume_run, start_run
 from omg.state import State
 
@@ -47,13 +47,23 @@ def _report(run_id: str, result: LegResult | None, state: State, graph_data: Map
         print(f"run {run_id!r} failed ({result.detail}). Re-run the failed nodes with:\n"
               f"  omg resume {run_id} --retry-failed")
     elif result.reason == "gate":
-        gate = result.paused_at
-        print(f"Paused at gate {gate!r}. Decide it with:\n  omg resume {run_id} --approve {gate}\n"
+        gate = result.paused_at or ""
+        print(f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\nDecide it with:\n"
+              f"  omg resume {run_id} --approve {gate}\n"
               f"  omg resume {run_id} --reject {gate} --reason TEXT")
     else:
         print(f"run {run_id!r} paused for its leg budget ({result.detail}). Continue with:\n"
               f"  omg resume {run_id}")
     return EXIT[result.outcome]
+
+
+def _gate_question(graph: Graph, state: State, gate: str) -> str:
+    """What the gate asks: its description, or an exhausted loop's last verdict."""
+    if gate in graph.by_id:
+        return graph.node(gate).description or "(no description)"
+    declarer = gate.removesuffix(EXHAUSTED_GATE_SUFFIX)
+    detail = state["nodes"].get(declarer, {}).get("detail", "")
+    return f"accept {declarer!r} as it is? {detail}".strip()
 
 
 def _git_hooks(env: Environment, run_id: str, *, commit: bool, push: str | None,

@@ -28,6 +28,7 @@ def paused(cli: Cli, tmp_path: Path) -> Path:
     res = cli("run", "g.yaml", "--run-id", "r")
     assert res.returncode == 4, res.stderr
     assert f"--approve {GATE}" in res.stdout
+    assert "accept 'review' as it is? feedback exhausted after 1 round(s)" in res.stdout
     return run_path(tmp_path, "r")
 
 

@@ -200,3 +200,10 @@ nodes:
     res = cli("resume", "r", "--approve", "second")
     assert res.returncode == 3 and "already decided" in res.stderr
     assert log_lines(tmp_path) == ["mid", "end"]
+
+
+def test_the_pause_message_says_what_the_gate_asks(cli: Cli, tmp_path: Path) -> None:
+    write_graph(tmp_path, GATED)
+    res = cli("run", "g.yaml", "--run-id", "q")
+    assert res.returncode == 4
+    assert "Paused at gate 'review': Is the build good enough to ship?" in res.stdout
