@@ -101,6 +101,13 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
     has = (n.prompt is not None, n.run is not None)
     if has != _SHAPE[n.kind][0]:
         yield "node-kind", "", f"{_SHAPE[n.kind][1]} — {KINDS}"
+    if n.kind == "agent" and n.runtime == "codex":
+        yield (
+            "runtime",
+            "runtime",
+            'runtime "codex" is reserved for a later omg and cannot run in this one; '
+            'use runtime: claude (the default) or drop the key',
+        )
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")
     if sc.verify is not None:

@@ -162,8 +162,7 @@ def test_a_missing_claude_binary_is_a_clear_run_error(tmp_path: Path, omg, run_d
     assert json.dumps(rec)  # the record is plain data
 
 
-def test_an_unavailable_runtime_fails_the_node_not_the_engine(tmp_path: Path, omg,
-                                                              run_dir_check) -> None:
+def test_an_unavailable_runtime_is_refused_before_anything_runs(tmp_path: Path, omg) -> None:
     g = write_graph(tmp_path, """
         name: nocodex
         on_fail: continue
@@ -172,15 +171,7 @@ def test_an_unavailable_runtime_fails_the_node_not_the_engine(tmp_path: Path, om
           - {id: other, run: echo fine}
     """)
     r = omg_run(omg, g)
-    assert r.code == 1, r.explain()
+    assert r.code == 3, r.explain()
     assert "Traceback" not in r.err
-    state = run_dir_check(r.dir)
-    rec = state["nodes"]["impl"]
-    assert (rec["cause"], rec["judged"]) == ("run_error", False)
-    assert "runtime 'codex'" in rec["detail"]
-    assert state["nodes"]["other"]["verdict"] == "PASS"
-    assert state["legs"][-1]["outcome"] == "failed"
-
-    plan = omg_run(omg, g, "--dry-run")
-    assert plan.code == 0, plan.explain()
-    assert "no codex runtime in this omg" in plan.out
+    assert 'runtime "codex" is reserved for a later omg' in r.err
+    assert not r.dir.exists(), "a graph refused at load creates no run"
