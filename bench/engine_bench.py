@@ -35,8 +35,18 @@ def chain_graph(n: int) -> str:
 
 
 def time_omg(work: Path, graph: Path, run_id: str) -> float:
-    argv = [sys.executable, "-m", "omg", "run", str(graph), "--no-commit",
-            "--runs-dir", str(work / "runs"), "--run-id", run_id]
+    argv = [
+        sys.executable,
+        "-m",
+        "omg",
+        "run",
+        str(graph),
+        "--no-commit",
+        "--runs-dir",
+        str(work / "runs"),
+        "--run-id",
+        run_id,
+    ]
     t0 = time.perf_counter()
     proc = subprocess.run(argv, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -113,12 +123,18 @@ def main() -> int:
     print(f"  sh        {sh_s:7.3f} s   ({', '.join(f'{t:.3f}' for t in sh_times)})")
     print(f"  ratio     {ratio:7.2f} x   (target < {TARGET_RATIO:g}x)")
     print(f"  overhead  {per_node_ms:7.2f} ms per node   (target < {TARGET_MS_PER_NODE:g} ms)")
-    print(f"    of which durability floor {floor_ms:5.2f} ms per node "
-          "(2 fsync'd event lines + 1 fsync'd state.json rename)")
-    print(f"    of which start-up         {start_ms:5.2f} ms per node "
-          f"(a 1-node run takes {start_s:.3f} s: interpreter, imports, load, ledger)")
-    print(f"    the rest                  {per_node_ms - floor_ms - start_ms:5.2f} ms per node "
-          "(scheduling, spawning from Python, events, state, artifacts)")
+    print(
+        f"    of which durability floor {floor_ms:5.2f} ms per node "
+        "(2 fsync'd event lines + 1 fsync'd state.json rename)"
+    )
+    print(
+        f"    of which start-up         {start_ms:5.2f} ms per node "
+        f"(a 1-node run takes {start_s:.3f} s: interpreter, imports, load, ledger)"
+    )
+    print(
+        f"    the rest                  {per_node_ms - floor_ms - start_ms:5.2f} ms per node "
+        "(scheduling, spawning from Python, events, state, artifacts)"
+    )
     ok = ratio < TARGET_RATIO and per_node_ms < TARGET_MS_PER_NODE
     print("  OK" if ok else "  MISSED the target")
     return 0 if ok else 1

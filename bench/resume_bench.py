@@ -49,8 +49,11 @@ def graph_text(n: int) -> str:
     for i in range(n - 1):
         deps = [f"n{i - 1:03d}"] if i else []
         j = i - 10  # skip edges, never into a loop body nor out of one but from its declarer
-        if j >= 0 and i % LOOP_EVERY < LOOP_EVERY - BODY and (
-                j % LOOP_EVERY < LOOP_EVERY - BODY or j % LOOP_EVERY == LOOP_EVERY - 1):
+        if (
+            j >= 0
+            and i % LOOP_EVERY < LOOP_EVERY - BODY
+            and (j % LOOP_EVERY < LOOP_EVERY - BODY or j % LOOP_EVERY == LOOP_EVERY - 1)
+        ):
             deps.append(f"n{j:03d}")
         lines += [f"  - id: n{i:03d}", f"    run: echo n{i:03d}"]
         if deps:
@@ -60,8 +63,11 @@ def graph_text(n: int) -> str:
         else:
             lines.append(f"    retry: {{max: {RETRIES}, on: [nonzero_exit]}}")
     lines += [
-        "  - id: gate", "    type: gate", f"    depends_on: [n{n - 2:03d}]",
-        "  - id: last", "    depends_on: [gate]",
+        "  - id: gate",
+        "    type: gate",
+        f"    depends_on: [n{n - 2:03d}]",
+        "  - id: last",
+        "    depends_on: [gate]",
         "    run: python3 -c 'import time; print(repr(time.time()))' > first-node.txt",
     ]
     return "\n".join(lines) + "\n"
@@ -74,8 +80,15 @@ class ScriptedSpawner:
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
 
-    def __call__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-                 timeout_s: float, merge_stderr: bool = False) -> ProcResult:
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_s: float,
+        merge_stderr: bool = False,
+    ) -> ProcResult:
         nid = argv[-1].split()[-1]
         k = self.calls.get(nid, 0)
         self.calls[nid] = k + 1
@@ -105,16 +118,23 @@ def build(work: Path, n: int) -> Path:
     graph_path = work / "g.yaml"
     graph_path.write_text(graph_text(n))
     graph = load_graph(graph_path)
-    env = Environment(runs_dir=work / "runs", root=work, spawn=ScriptedSpawner(),
-                      stderr=io.StringIO(), live=False)
+    env = Environment(
+        runs_dir=work / "runs", root=work, spawn=ScriptedSpawner(), stderr=io.StringIO(), live=False
+    )
     per_leg = len(graph.nodes) * 2 // LEGS
     with no_fsync(), contextlib.chdir(work):
-        _, first, _ = start_run(graph, Path("g.yaml"), {}, env,
-                                LegOptions(4, max_nodes=per_leg), run_id="big")
+        _, first, _ = start_run(
+            graph, Path("g.yaml"), {}, env, LegOptions(4, max_nodes=per_leg), run_id="big"
+        )
         result: LegResult | None = first
         while result is not None and result.reason == "leg_budget":
-            result, _ = resume_run("big", env, lambda g: LegOptions(4, max_nodes=per_leg),
-                                   snapshot_loader=graph_from_snapshot, warn=lambda m: None)
+            result, _ = resume_run(
+                "big",
+                env,
+                lambda g: LegOptions(4, max_nodes=per_leg),
+                snapshot_loader=graph_from_snapshot,
+                warn=lambda m: None,
+            )
     assert result is not None and result.paused_at == "gate", result
     return work / "runs" / "big"
 
@@ -125,8 +145,20 @@ def time_resume(work: Path, template: Path) -> tuple[float, float]:
     shutil.copytree(template, runs / "big")
     stamp = work / "first-node.txt"
     stamp.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "omg", "resume", "big", "--approve", "gate", "--by", "bench",
-            "--no-commit", "--runs-dir", str(runs)]
+    argv = [
+        sys.executable,
+        "-m",
+        "omg",
+        "resume",
+        "big",
+        "--approve",
+        "gate",
+        "--by",
+        "bench",
+        "--no-commit",
+        "--runs-dir",
+        str(runs),
+    ]
     t0 = time.time()
     p0 = time.perf_counter()
     res = subprocess.run(argv, cwd=work, capture_output=True, text=True)
@@ -179,9 +211,11 @@ def main() -> int:
         built = time.perf_counter() - t0
         n_events = (template / "events.jsonl").read_bytes().count(b"\n")
         size = (template / "events.jsonl").stat().st_size
-        print(f"built run: {args.nodes} nodes, {n_events} events ({size / 1e6:.1f} MB), "
-              f"state.json {(template / 'state.json').stat().st_size / 1e3:.0f} kB "
-              f"in {built:.1f} s")
+        print(
+            f"built run: {args.nodes} nodes, {n_events} events ({size / 1e6:.1f} MB), "
+            f"state.json {(template / 'state.json').stat().st_size / 1e3:.0f} kB "
+            f"in {built:.1f} s"
+        )
 
         keep = work / "template"
         shutil.copytree(template, keep)
@@ -194,15 +228,22 @@ def main() -> int:
         load, full, tail, graph_s = in_process(keep)
         med_first, med_whole = statistics.median(firsts), statistics.median(wholes)
         med_floor = statistics.median(floors)
-        print(f"omg resume, time to first node  (median of {args.repeats}): "
-              f"{med_first * 1000:.0f} ms   [{', '.join(f'{x * 1000:.0f}' for x in firsts)}]")
-        print(f"omg resume, whole leg           (median of {args.repeats}): "
-              f"{med_whole * 1000:.0f} ms   [{', '.join(f'{x * 1000:.0f}' for x in wholes)}]")
-        print(f"process floor (`omg --help`)    (median of {args.repeats}): "
-              f"{med_floor * 1000:.0f} ms")
-        print(f"in process: load_run (state.json + {tail} tail events) {load * 1000:.1f} ms; "
-              f"a full replay of the {n_events} events would be {full * 1000:.1f} ms; "
-              f"rebuilding the {args.nodes}-node graph from the snapshot {graph_s * 1000:.1f} ms")
+        print(
+            f"omg resume, time to first node  (median of {args.repeats}): "
+            f"{med_first * 1000:.0f} ms   [{', '.join(f'{x * 1000:.0f}' for x in firsts)}]"
+        )
+        print(
+            f"omg resume, whole leg           (median of {args.repeats}): "
+            f"{med_whole * 1000:.0f} ms   [{', '.join(f'{x * 1000:.0f}' for x in wholes)}]"
+        )
+        print(
+            f"process floor (`omg --help`)    (median of {args.repeats}): {med_floor * 1000:.0f} ms"
+        )
+        print(
+            f"in process: load_run (state.json + {tail} tail events) {load * 1000:.1f} ms; "
+            f"a full replay of the {n_events} events would be {full * 1000:.1f} ms; "
+            f"rebuilding the {args.nodes}-node graph from the snapshot {graph_s * 1000:.1f} ms"
+        )
         if load > full / 2:
             print("FAIL: resume reads about as much as a full replay of the history")
             return 1

@@ -75,8 +75,9 @@ def _verify(
     res = spawn(["sh", "-c", command], cwd=cwd, env=env, timeout_s=v.timeout_s, merge_stderr=True)
     head = f'node "{node.id}" failed success_check verify: `{command}`'
     if res.spawn_error is not None:
-        return Judgment(False, "run_error", False,
-                        detail=f"{head} could not start: {res.spawn_error}")
+        return Judgment(
+            False, "run_error", False, detail=f"{head} could not start: {res.spawn_error}"
+        )
     if res.timed_out:
         return Judgment(False, "verify_failed", False, detail=f"{head} timed out after {v.timeout}")
     if res.exit_code != v.expect_exit and is_env_failure(res.exit_code, res.stdout):
@@ -93,8 +94,9 @@ def _verify(
             False,
             "verify_failed",
             True,
-            detail=(f"{head} exited {res.exit_code}, want {v.expect_exit}; "
-                    f"output: {tail(res.stdout)}"),
+            detail=(
+                f"{head} exited {res.exit_code}, want {v.expect_exit}; output: {tail(res.stdout)}"
+            ),
             payload=evidence,
         )
     if v.output_matches is not None and re.search(v.output_matches, res.stdout) is None:

@@ -24,15 +24,24 @@ app = typer.Typer(
 
 RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where run directories live.")]
 DEFAULT_RUNS = Path(".omg/runs")
-Concurrency = Annotated[int | None, typer.Option("--concurrency", "-c", min=1,
-                                                 help="Parallel nodes (default: the graph's).")]
-MaxMinutes = Annotated[float | None, typer.Option(
-    "--max-minutes", min=0, help="Leg time budget: start no node whose timeout would not fit.")]
-MaxNodes = Annotated[int | None, typer.Option("--max-nodes", min=0,
-                                              help="At most N node executions this leg.")]
+Concurrency = Annotated[
+    int | None,
+    typer.Option("--concurrency", "-c", min=1, help="Parallel nodes (default: the graph's)."),
+]
+MaxMinutes = Annotated[
+    float | None,
+    typer.Option(
+        "--max-minutes", min=0, help="Leg time budget: start no node whose timeout would not fit."
+    ),
+]
+MaxNodes = Annotated[
+    int | None, typer.Option("--max-nodes", min=0, help="At most N node executions this leg.")
+]
 NoCommit = Annotated[bool, typer.Option("--no-commit", help="Do not commit the run to git.")]
-Push = Annotated[str | None, typer.Option("--push", metavar="REMOTE",
-                                          help="Push the run branch after each commit.")]
+Push = Annotated[
+    str | None,
+    typer.Option("--push", metavar="REMOTE", help="Push the run branch after each commit."),
+]
 
 
 def _exit(code: int) -> NoReturn:
@@ -95,16 +104,28 @@ def run(
     inputs = _parse_inputs(input or [])
     if dry_run:
         _exit(commands.dry_run(path, inputs))
-    _exit(commands.run(path, inputs, run_id=run_id, runs_dir=runs_dir, concurrency=concurrency,
-                       max_minutes=max_minutes, max_nodes=max_nodes, push=push,
-                       commit=not no_commit, base=base))
+    _exit(
+        commands.run(
+            path,
+            inputs,
+            run_id=run_id,
+            runs_dir=runs_dir,
+            concurrency=concurrency,
+            max_minutes=max_minutes,
+            max_nodes=max_nodes,
+            push=push,
+            commit=not no_commit,
+            base=base,
+        )
+    )
 
 
 @app.command()
 def resume(
     run_id: Annotated[str, typer.Argument(help="The run to continue.")],
-    retry_failed: Annotated[bool, typer.Option("--retry-failed",
-                                               help="Re-run failed nodes; re-arm exhausted loops.")] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Re-run failed nodes; re-arm exhausted loops.")
+    ] = False,
     approve: Annotated[str | None, typer.Option("--approve", metavar="GATE")] = None,
     reject: Annotated[str | None, typer.Option("--reject", metavar="GATE")] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why (required with --reject).")] = "",
@@ -113,8 +134,9 @@ def resume(
     concurrency: Concurrency = None,
     max_minutes: MaxMinutes = None,
     max_nodes: MaxNodes = None,
-    fetch: Annotated[str | None, typer.Option("--fetch", metavar="REMOTE",
-                                              help="Fetch the run branch first.")] = None,
+    fetch: Annotated[
+        str | None, typer.Option("--fetch", metavar="REMOTE", help="Fetch the run branch first.")
+    ] = None,
     push: Push = None,
     no_commit: NoCommit = False,
 ) -> None:
@@ -127,10 +149,23 @@ def resume(
         raise UsageError("--reject needs --reason TEXT: a rejection is recorded with why")
     if (approve or reject) and retry_failed:
         raise UsageError("--retry-failed cannot be combined with a gate decision")
-    _exit(commands.resume(run_id, runs_dir=runs_dir, retry_failed=retry_failed, approve=approve,
-                          reject=reject, reason=reason, by=by, concurrency=concurrency,
-                          max_minutes=max_minutes, max_nodes=max_nodes, fetch=fetch, push=push,
-                          commit=not no_commit))
+    _exit(
+        commands.resume(
+            run_id,
+            runs_dir=runs_dir,
+            retry_failed=retry_failed,
+            approve=approve,
+            reject=reject,
+            reason=reason,
+            by=by,
+            concurrency=concurrency,
+            max_minutes=max_minutes,
+            max_nodes=max_nodes,
+            fetch=fetch,
+            push=push,
+            commit=not no_commit,
+        )
+    )
 
 
 @app.command()
@@ -148,7 +183,9 @@ def status(
 def replay(
     run_id: Annotated[str, typer.Argument(help="The run to check.")],
     runs_dir: RunsDir = DEFAULT_RUNS,
-    write: Annotated[bool, typer.Option("--write", help="Rewrite state.json from the events.")] = False,
+    write: Annotated[
+        bool, typer.Option("--write", help="Rewrite state.json from the events.")
+    ] = False,
 ) -> None:
     """Rebuild state.json from events.jsonl and compare field by field."""
     from omg import status as st
@@ -180,7 +217,10 @@ def main() -> None:
         print("omg: interrupted", file=sys.stderr)
         sys.exit(130)
     except Exception:
-        print("omg: unexpected error — this is a bug in omg; please report it with the "
-              "traceback below", file=sys.stderr)
+        print(
+            "omg: unexpected error — this is a bug in omg; please report it with the "
+            "traceback below",
+            file=sys.stderr,
+        )
         traceback.print_exc()
         sys.exit(3)

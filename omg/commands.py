@@ -11,8 +11,8 @@ from pathlib import Path
 from omg import ledger
 from omg.engine import LegOptions, LegResult
 from omg.errors import UsageError
-from omg.model import EXHAUSTED_GATE_SUFFIX, Graph
 from omg.legs import EXIT, Decision, Environment, resume_run, start_run
+from omg.model import EXHAUSTED_GATE_SUFFIX, Graph
 from omg.state import State
 
 
@@ -31,7 +31,9 @@ def _environment(runs_dir: Path) -> Environment:
     return Environment(runs_dir=runs_dir, root=Path.cwd())
 
 
-def _report(run_id: str, result: LegResult | None, state: State, graph_data: Mapping[str, object]) -> int:
+def _report(
+    run_id: str, result: LegResult | None, state: State, graph_data: Mapping[str, object]
+) -> int:
     from omg.model import graph_from_data
 
     graph = graph_from_data(graph_data)
@@ -44,16 +46,22 @@ def _report(run_id: str, result: LegResult | None, state: State, graph_data: Map
     if result.outcome == "passed":
         print(f"run {run_id!r} passed.")
     elif result.outcome == "failed":
-        print(f"run {run_id!r} failed ({result.detail}). Re-run the failed nodes with:\n"
-              f"  omg resume {run_id} --retry-failed")
+        print(
+            f"run {run_id!r} failed ({result.detail}). Re-run the failed nodes with:\n"
+            f"  omg resume {run_id} --retry-failed"
+        )
     elif result.reason == "gate":
         gate = result.paused_at or ""
-        print(f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\nDecide it with:\n"
-              f"  omg resume {run_id} --approve {gate}\n"
-              f"  omg resume {run_id} --reject {gate} --reason TEXT")
+        print(
+            f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\nDecide it with:\n"
+            f"  omg resume {run_id} --approve {gate}\n"
+            f"  omg resume {run_id} --reject {gate} --reason TEXT"
+        )
     else:
-        print(f"run {run_id!r} paused for its leg budget ({result.detail}). Continue with:\n"
-              f"  omg resume {run_id}")
+        print(
+            f"run {run_id!r} paused for its leg budget ({result.detail}). Continue with:\n"
+            f"  omg resume {run_id}"
+        )
     return EXIT[result.outcome]
 
 
@@ -66,8 +74,9 @@ def _gate_question(graph: Graph, state: State, gate: str) -> str:
     return f"accept {declarer!r} as it is? {detail}".strip()
 
 
-def _git_hooks(env: Environment, run_id: str, *, commit: bool, push: str | None,
-               base: str = "HEAD") -> None:
+def _git_hooks(
+    env: Environment, run_id: str, *, commit: bool, push: str | None, base: str = "HEAD"
+) -> None:
     if not commit:
         if push:
             raise UsageError("--push needs commits; drop --no-commit")
@@ -81,9 +90,19 @@ def _git_hooks(env: Environment, run_id: str, *, commit: bool, push: str | None,
         raise UsageError(f"--push {push}: {env.root} is not inside a git repository")
 
 
-def run(path: Path, inputs: Mapping[str, str], *, run_id: str | None, runs_dir: Path,
-        concurrency: int | None, max_minutes: float | None, max_nodes: int | None,
-        push: str | None, commit: bool, base: str) -> int:
+def run(
+    path: Path,
+    inputs: Mapping[str, str],
+    *,
+    run_id: str | None,
+    runs_dir: Path,
+    concurrency: int | None,
+    max_minutes: float | None,
+    max_nodes: int | None,
+    push: str | None,
+    commit: bool,
+    base: str,
+) -> int:
     from omg.legs import new_run_id, resolve_inputs
     from omg.loader import load_graph
 
@@ -98,10 +117,22 @@ def run(path: Path, inputs: Mapping[str, str], *, run_id: str | None, runs_dir: 
     return _report(rid, result, state, graph.data)
 
 
-def resume(run_id: str, *, runs_dir: Path, retry_failed: bool, approve: str | None,
-           reject: str | None, reason: str, by: str | None, concurrency: int | None,
-           max_minutes: float | None, max_nodes: int | None, fetch: str | None,
-           push: str | None, commit: bool) -> int:
+def resume(
+    run_id: str,
+    *,
+    runs_dir: Path,
+    retry_failed: bool,
+    approve: str | None,
+    reject: str | None,
+    reason: str,
+    by: str | None,
+    concurrency: int | None,
+    max_minutes: float | None,
+    max_nodes: int | None,
+    fetch: str | None,
+    push: str | None,
+    commit: bool,
+) -> int:
     from omg.github import actor
     from omg.loader import graph_from_snapshot
 
@@ -116,12 +147,20 @@ def resume(run_id: str, *, runs_dir: Path, retry_failed: bool, approve: str | No
     if gate:
         who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
+
     def options(graph: Graph) -> LegOptions:
         return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
 
     print(f"Resuming run {run_id!r}", file=sys.stderr)
-    result, state = resume_run(run_id, env, options, retry_failed=retry_failed,
-                               decision=decision, snapshot_loader=graph_from_snapshot, warn=_warn)
+    result, state = resume_run(
+        run_id,
+        env,
+        options,
+        retry_failed=retry_failed,
+        decision=decision,
+        snapshot_loader=graph_from_snapshot,
+        warn=_warn,
+    )
     return _report(run_id, result, state, state["graph"])
 
 

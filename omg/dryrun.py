@@ -24,8 +24,10 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         return f"<{form} of artifacts/{tok.ref}.out>"
 
     runtimes = default_runtimes()
-    out = [f"Graph {graph.name!r} ({source}): {len(graph.nodes)} node(s), concurrency "
-           f"{graph.concurrency}, on_fail {graph.on_fail}"]
+    out = [
+        f"Graph {graph.name!r} ({source}): {len(graph.nodes)} node(s), concurrency "
+        f"{graph.concurrency}, on_fail {graph.on_fail}"
+    ]
     for nid in graph.topo_order:
         n = graph.node(nid)
         after = f" (after {', '.join(n.depends_on)})" if n.depends_on else ""
@@ -35,16 +37,26 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
             continue
         text = render(n.run or n.prompt or "", resolve, shell=n.kind == "shell")
         rt = runtimes.get("shell" if n.kind == "shell" else n.runtime)
-        inv = Invocation(n, text, Path("."), {}, n.timeout_s, "<new-session-uuid>",
-                         "<parent session>" if n.handoff == "session" else None, n.budget_usd)
+        inv = Invocation(
+            n,
+            text,
+            Path("."),
+            {},
+            n.timeout_s,
+            "<new-session-uuid>",
+            "<parent session>" if n.handoff == "session" else None,
+            n.budget_usd,
+        )
         try:
             argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
         except Exception as exc:  # a runtime that cannot render still lets the plan print
             argv = [f"<{exc}>"]
         out.append(f"    argv: {shlex.join(argv)}")
         where = f"worktree {n.worktree.name}" if n.worktree else (n.cwd or ".")
-        out.append(f"    cwd: {render(where, resolve)}   timeout: {n.timeout}"
-                   + (f"   budget: ${n.budget_usd:.2f}" if n.budget_usd else ""))
+        out.append(
+            f"    cwd: {render(where, resolve)}   timeout: {n.timeout}"
+            + (f"   budget: ${n.budget_usd:.2f}" if n.budget_usd else "")
+        )
         if n.success_check.verify is not None:
             out.append(f"    verify: {render(n.success_check.verify.command, resolve, shell=True)}")
         if n.retry.max:

@@ -45,8 +45,13 @@ SettledHook = Callable[[str, str, int], None]
 class Leg:
     """Runs the ready set to exhaustion (or a stop) and records every step through the recorder."""
 
-    def __init__(self, ctx: Context, opts: LegOptions, on_settled: SettledHook | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        opts: LegOptions,
+        on_settled: SettledHook | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.ctx = ctx
         self.opts = opts
         self.on_settled = on_settled
@@ -91,6 +96,7 @@ class Leg:
 
     def _statuses(self) -> schedule.Frontier:
         """Node statuses and the ready set, re-derived only where events changed them."""
+
         def refresh(st: State) -> schedule.Frontier:
             if self._frontier is None:
                 self._frontier = schedule.Frontier(self.graph, st["nodes"])
@@ -115,8 +121,7 @@ class Leg:
                 awaiting = frontier.having("awaiting")
                 if awaiting and not running:
                     declarer = min(awaiting, key=self.graph.index.__getitem__)
-                    gate = rec.read(  # called at once, so the loop variable is bound
-                        lambda st: st["nodes"][declarer].get("awaiting"))  # noqa: B023
+                    gate = rec.state["nodes"][declarer].get("awaiting")
                     self._pause_at(str(gate), declarer=declarer)
                 return
             node = self.graph.node(candidates[0])
@@ -151,12 +156,19 @@ class Leg:
             findings = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
             if len(findings) > FINDINGS_LIMIT:
                 findings = "…" + findings[-FINDINGS_LIMIT:]
-            desc = (f"{detail or f'the feedback loop of {declarer} is exhausted'}\n"
-                    f"Approve to accept the work as it stands, reject to fail {declarer}, or "
-                    f"resume with --retry-failed for a fresh set of rounds.\n"
-                    f"Last findings of {declarer}:\n{findings.strip() or '(none recorded)'}")
-        self.ctx.recorder.emit("gate_paused", node_id=gate, declarer=declarer,
-                               description=desc or None, detail=detail or None)
+            desc = (
+                f"{detail or f'the feedback loop of {declarer} is exhausted'}\n"
+                f"Approve to accept the work as it stands, reject to fail {declarer}, or "
+                f"resume with --retry-failed for a fresh set of rounds.\n"
+                f"Last findings of {declarer}:\n{findings.strip() or '(none recorded)'}"
+            )
+        self.ctx.recorder.emit(
+            "gate_paused",
+            node_id=gate,
+            declarer=declarer,
+            description=desc or None,
+            detail=detail or None,
+        )
         self.stop = "gate"
         self.paused_at = gate
 
@@ -177,9 +189,13 @@ class Leg:
         if spent < cap:
             return False
         self.ctx.recorder.emit(
-            "node_failed", node_id=node.id, verdict="FAIL", cause="budget_exceeded", judged=False,
-            round=schedule.current_round(
-                self.graph, self.ctx.recorder.state["nodes"], node.id) or None,
+            "node_failed",
+            node_id=node.id,
+            verdict="FAIL",
+            cause="budget_exceeded",
+            judged=False,
+            round=schedule.current_round(self.graph, self.ctx.recorder.state["nodes"], node.id)
+            or None,
             detail=f"graph budget_usd ${cap:.2f} is spent (${spent:.4f} so far); "
             "the node was not started — raise budget_usd in the graph to continue",
         )
@@ -191,9 +207,13 @@ class Leg:
         rec = self.ctx.recorder
         rd = self.ctx.rundir
         common = dict(
-            node_id=res.node_id, round=res.round or None, cost_usd=res.cost_usd,
-            cost_unknown=res.cost_unknown or None, usage=dict(res.usage) or None,
-            session_id=res.session_id, duration_s=round(res.duration_s, 3),
+            node_id=res.node_id,
+            round=res.round or None,
+            cost_usd=res.cost_usd,
+            cost_unknown=res.cost_unknown or None,
+            usage=dict(res.usage) or None,
+            session_id=res.session_id,
+            duration_s=round(res.duration_s, 3),
             retries=res.retries or None,
         )
         node = self.graph.node(res.node_id)
@@ -203,34 +223,61 @@ class Leg:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
             rd.failed(res.node_id).unlink(missing_ok=True)
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
-            rec.emit("node_passed", verdict="PASS", provenance=res.provenance,
-                     detail=detail or None, **common)
+            rec.emit(
+                "node_passed",
+                verdict="PASS",
+                provenance=res.provenance,
+                detail=detail or None,
+                **common,
+            )
             self._hook(res.node_id, "PASS", res.round)
             return
         if res.reply.strip():
             rd.write_payload(rd.failed(res.node_id), res.reply)
         cause = res.cause or "run_error"
-        decision = rec.read(lambda st: schedule.judge_feedback(
-            self.graph, st["nodes"], res.node_id, cause, res.judged, st["hops"]))
+        decision = rec.read(
+            lambda st: schedule.judge_feedback(
+                self.graph, st["nodes"], res.node_id, cause, res.judged, st["hops"]
+            )
+        )
         if decision.action == "fire":
             rd.write_payload(rd.feedback(res.node_id), res.payload)
             common["round"] = decision.round
-            rec.emit("node_retried", reason="feedback", cause=res.cause, detail=decision.detail,
-                     **{k: v for k, v in common.items() if k not in ("duration_s", "retries")})
+            rec.emit(
+                "node_retried",
+                reason="feedback",
+                cause=res.cause,
+                detail=decision.detail,
+                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
+            )
             self._hook(res.node_id, "", decision.round)
             return
         detail = res.detail
         if decision.action in ("exhausted", "hop_cap"):
-            detail = f"{decision.detail}: {res.detail}" if decision.action == "exhausted" else (
-                f"{decision.detail}; {res.detail}")
+            detail = (
+                f"{decision.detail}: {res.detail}"
+                if decision.action == "exhausted"
+                else (f"{decision.detail}; {res.detail}")
+            )
         if decision.gate is not None:
             rd.write_payload(rd.feedback(res.node_id), res.payload)
-            rec.emit("node_retried", reason="exhausted", cause=res.cause, detail=detail,
-                     **{k: v for k, v in common.items() if k not in ("duration_s", "retries")})
+            rec.emit(
+                "node_retried",
+                reason="exhausted",
+                cause=res.cause,
+                detail=detail,
+                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
+            )
             self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
             return
-        rec.emit("node_failed", verdict="FAIL", cause=res.cause, judged=res.judged, detail=detail,
-                 **common)
+        rec.emit(
+            "node_failed",
+            verdict="FAIL",
+            cause=res.cause,
+            judged=res.judged,
+            detail=detail,
+            **common,
+        )
         self._hook(res.node_id, "FAIL", res.round)
 
     def _hook(self, node_id: str, verdict: str, round_: int) -> None:
@@ -251,6 +298,11 @@ class Leg:
             res = LegResult("paused", reason, detail="unfinished: " + ", ".join(left))
         else:
             res = LegResult("passed")
-        rec.emit("run_finished", outcome=res.outcome, reason=res.reason, paused_at=res.paused_at,
-                 detail=res.detail or None)
+        rec.emit(
+            "run_finished",
+            outcome=res.outcome,
+            reason=res.reason,
+            paused_at=res.paused_at,
+            detail=res.detail or None,
+        )
         return res

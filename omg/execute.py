@@ -97,8 +97,9 @@ class Renderer:
         return render(text, self.resolve, shell=shell)
 
 
-def execute(ctx: Context, node: Node, round_: int,
-            on_started: Callable[[], None] | None = None) -> Result:
+def execute(
+    ctx: Context, node: Node, round_: int, on_started: Callable[[], None] | None = None
+) -> Result:
     """Run every attempt of one execution of ``node`` in round ``round_``.
 
     ``on_started`` is called once its node_started event is written (the leg waits for it, so
@@ -123,9 +124,18 @@ def execute(ctx: Context, node: Node, round_: int,
     runtime = ctx.runtimes.get(runtime_name)
     if runtime is None:
         have = ", ".join(sorted(r for r in ctx.runtimes if r != "shell")) or "none"
-        return Result(node.id, round_, False, "run_error", False, started=False, detail=(
-            f'node "{node.id}" asks for runtime {runtime_name!r}, which this omg does not '
-            f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"))
+        return Result(
+            node.id,
+            round_,
+            False,
+            "run_error",
+            False,
+            started=False,
+            detail=(
+                f'node "{node.id}" asks for runtime {runtime_name!r}, which this omg does not '
+                f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
+            ),
+        )
     env = child_env(ctx.parent_env, node.env, runtime=runtime_name)
     shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
     max_attempts = 1 + max(node.retry.max, 0)
@@ -136,28 +146,55 @@ def execute(ctx: Context, node: Node, round_: int,
         if prev is not None and prev[1].judged and node.kind == "agent":
             text = base + quote_attempt(prev[0].result)
         if attempt == 1:
-            ctx.recorder.emit("node_started", node_id=node.id, round=round_ or None,
-                              session_id=resume or session)
+            ctx.recorder.emit(
+                "node_started", node_id=node.id, round=round_ or None, session_id=resume or session
+            )
             if on_started is not None:
                 on_started()
         else:
             assert prev is not None
             ctx.recorder.emit(
-                "node_retried", node_id=node.id, reason="retry", retries=attempt - 1,
-                round=round_ or None, cause=prev[1].cause, detail=prev[1].detail,
-                cost_usd=prev[0].cost_usd, cost_unknown=prev[0].cost_unknown or None,
+                "node_retried",
+                node_id=node.id,
+                reason="retry",
+                retries=attempt - 1,
+                round=round_ or None,
+                cause=prev[1].cause,
+                detail=prev[1].detail,
+                cost_usd=prev[0].cost_usd,
+                cost_unknown=prev[0].cost_unknown or None,
                 session_id=session,
             )
-        inv = Invocation(node, text, cwd, env, node.timeout_s, session, resume,
-                         _budget(node.budget_usd, ctx.budget_left()))
+        inv = Invocation(
+            node,
+            text,
+            cwd,
+            env,
+            node.timeout_s,
+            session,
+            resume,
+            _budget(node.budget_usd, ctx.budget_left()),
+        )
         out = runtime.run(inv, ctx.spawn)
-        j = judge(node, out, verify_command=verify_cmd, verify_cwd=verify_cwd, env=shell_env,
-                  spawn=ctx.spawn)
+        j = judge(
+            node,
+            out,
+            verify_command=verify_cmd,
+            verify_cwd=verify_cwd,
+            env=shell_env,
+            spawn=ctx.spawn,
+        )
         if j.passed and node.budget_usd is not None and out.cost_usd > node.budget_usd:
             over = out.cost_usd - node.budget_usd
-            j = Judgment(False, "budget_exceeded", False, detail=(
-                f'node "{node.id}" exceeded budget_usd: ${out.cost_usd:.4f} actual vs '
-                f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"))
+            j = Judgment(
+                False,
+                "budget_exceeded",
+                False,
+                detail=(
+                    f'node "{node.id}" exceeded budget_usd: ${out.cost_usd:.4f} actual vs '
+                    f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"
+                ),
+            )
         if j.passed or j.cause not in node.retry.on or attempt == max_attempts:
             return _result(node, round_, out, j, attempt - 1, resume or session)
         prev = (out, j)
@@ -189,9 +226,21 @@ def _result(node: Node, round_: int, out: Outcome, j: Judgment, retries: int, si
     if j.passed and retries:
         detail = f"passed after {retries} retr{'y' if retries == 1 else 'ies'}"
     return Result(
-        node.id, round_, j.passed, j.cause, j.judged, j.provenance, detail, out.result,
-        j.payload or out.result or j.detail, out.cost_usd, out.cost_unknown, dict(out.usage),
-        sid, out.duration_s, retries,
+        node.id,
+        round_,
+        j.passed,
+        j.cause,
+        j.judged,
+        j.provenance,
+        detail,
+        out.result,
+        j.payload or out.result or j.detail,
+        out.cost_usd,
+        out.cost_unknown,
+        dict(out.usage),
+        sid,
+        out.duration_s,
+        retries,
     )
 
 
@@ -200,8 +249,11 @@ def quote_attempt(reply: str) -> str:
     data = reply.encode()
     if len(data) > QUOTE_LIMIT:
         half = QUOTE_LIMIT // 2
-        reply = (data[:half].decode(errors="ignore") + "\n[… middle of the reply cut …]\n"
-                 + data[-half:].decode(errors="ignore"))
+        reply = (
+            data[:half].decode(errors="ignore")
+            + "\n[… middle of the reply cut …]\n"
+            + data[-half:].decode(errors="ignore")
+        )
     fence = f"omg-attempt-{secrets.token_hex(3)}"
     return (
         "\n\nYou have attempted this task before, and that attempt did NOT pass. Its reply is "

@@ -49,7 +49,9 @@ class GitWorkspace(LocalWorkspace):
                 if rec is not None:
                     wt = self.repo.restore_worktree(self.run_id, name, rec["commit"], branch=branch)
                 else:
-                    wt = self.repo.acquire_worktree(self.run_id, name, base=self.base, branch=branch)
+                    wt = self.repo.acquire_worktree(
+                        self.run_id, name, base=self.base, branch=branch
+                    )
                 self.lanes[name] = wt
                 self.wants_push = self.wants_push or node.worktree.push
             return wt.path
@@ -61,15 +63,19 @@ class GitWorkspace(LocalWorkspace):
             wt = self.lanes[node.worktree.name]
             rnd = f" round {round_}" if round_ else ""
             self.repo.commit_worktree(wt, f"omg {self.run_id} {node.id}{rnd}: {verdict}")
-            return {"worktree": wt.name, "worktree_branch": wt.branch,
-                    "worktree_commit": self.repo.worktree_head(wt)}
+            return {
+                "worktree": wt.name,
+                "worktree_branch": wt.branch,
+                "worktree_commit": self.repo.worktree_head(wt),
+            }
 
 
 class GitHooks:
     """Commits the run directory after every settled node and at the end of the leg."""
 
-    def __init__(self, repo: RunRepo, root: Path, run_id: str, *, push: str | None, base: str,
-                 warn: Warn) -> None:
+    def __init__(
+        self, repo: RunRepo, root: Path, run_id: str, *, push: str | None, base: str, warn: Warn
+    ) -> None:
         self.repo = repo
         self.run_id = run_id
         self.push_remote = push
@@ -89,9 +95,9 @@ class GitHooks:
                 raise GitError(
                     f"run {self.run_id!r} moved on: {self.push_remote} has its branch at "
                     f"{remote[:12]}, but this leg would start from "
-                    f"{self.head[:12] if self.head else 'nothing'}; another leg advanced it. Nothing "
-                    f"was spent. Fetch and continue with `omg resume --fetch {self.push_remote} "
-                    f"{self.run_id}`"
+                    f"{self.head[:12] if self.head else 'nothing'}; another leg advanced it. "
+                    "Nothing was spent. Fetch and continue with "
+                    f"`omg resume --fetch {self.push_remote} {self.run_id}`"
                 )
         if self.head is None:
             return {}
@@ -106,13 +112,17 @@ class GitHooks:
         self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}")
 
     def after_leg(self, rec: Recorder, result: LegResult) -> None:
-        why = f" at {result.paused_at}" if result.paused_at else (
-            f" ({result.reason})" if result.reason and result.outcome == "paused" else "")
+        why = (
+            f" at {result.paused_at}"
+            if result.paused_at
+            else (f" ({result.reason})" if result.reason and result.outcome == "paused" else "")
+        )
         self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {result.outcome}{why}")
 
     def _commit(self, rec: Recorder, message: str) -> None:
-        self.head = self.repo.commit_run_dir(self.run_id, rec.rundir.path, message,
-                                             expect_parent=self.head)
+        self.head = self.repo.commit_run_dir(
+            self.run_id, rec.rundir.path, message, expect_parent=self.head
+        )
         rec.state_ref = f"commit:{self.head}"
         if self.push_remote is not None:
             refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
@@ -120,8 +130,10 @@ class GitHooks:
             self.repo.push(self.push_remote, [f"{r}:{r}" for r in refs])
         elif self.workspace.wants_push and not self.warned:
             self.warned = True
-            self.warn("warning: a worktree declares push: true, but no --push REMOTE was given; "
-                      "its branch was committed locally and not pushed")
+            self.warn(
+                "warning: a worktree declares push: true, but no --push REMOTE was given; "
+                "its branch was committed locally and not pushed"
+            )
 
 
 def attach(root: Path, run_id: str, *, push: str | None, base: str, warn: Warn) -> GitHooks | None:
@@ -140,8 +152,10 @@ def fetch_run(root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn
     repo.fetch(remote, run_refspecs(run_id))
     remote_head = repo.remote_run_head(remote, run_id)
     if remote_head is None:
-        raise GitError(f"{remote} has no branch omg/runs/{run_id}; check the run id with "
-                       f"`git ls-remote {remote} 'refs/heads/omg/runs/*'`")
+        raise GitError(
+            f"{remote} has no branch omg/runs/{run_id}; check the run id with "
+            f"`git ls-remote {remote} 'refs/heads/omg/runs/*'`"
+        )
     local_head = repo.run_head(run_id)
     if local_head != remote_head:
         repo.adopt_remote_run(remote, run_id)

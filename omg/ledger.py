@@ -32,11 +32,17 @@ def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
         detail = str(rec.get("detail") or "")
         if len(detail) > 90:
             detail = detail[:89] + "…"
-        out.append((
-            nid, verdict_cell(rec), str(rec.get("round", 0)), str(rec.get("attempts", 0)), cost,
-            format_duration(float(rec.get("duration_s", 0.0))) if "duration_s" in rec else "",
-            detail,
-        ))
+        out.append(
+            (
+                nid,
+                verdict_cell(rec),
+                str(rec.get("round", 0)),
+                str(rec.get("attempts", 0)),
+                cost,
+                format_duration(float(rec.get("duration_s", 0.0))) if "duration_s" in rec else "",
+                detail,
+            )
+        )
     return out
 
 
@@ -44,8 +50,10 @@ def render(graph: Graph, state: State) -> str:
     """A fixed-width table with a total line and a count of retries, rounds and send-backs."""
     body = rows(graph, state)
     widths = [max(len(r[i]) for r in [COLUMNS, *body]) for i in range(len(COLUMNS))]
+
     def line(r: tuple[str, ...]) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+
     rule = "-" * len(line(tuple("x" * w for w in widths)))
     out = [f"Run {state['run_id']} — {len(graph.nodes)} node(s)", line(COLUMNS), rule]
     out += [line(r) for r in body]

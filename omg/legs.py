@@ -1,4 +1,4 @@
-"""Legs: starting a run and resuming it, one process at a time, from what the run directory holds."""
+"""Legs: starting a run and resuming it, one process at a time, from its run directory."""
 
 from __future__ import annotations
 
@@ -120,14 +120,17 @@ def start_run(
     rundir = RunDir(env.runs_dir / rid)
     ensure_ignored(env.runs_dir)
     if rundir.exists():
-        raise StateError(f"run {rid!r} already exists in {env.runs_dir}; resume it with "
-                         f"`omg resume {rid}` or pick another --run-id")
+        raise StateError(
+            f"run {rid!r} already exists in {env.runs_dir}; resume it with "
+            f"`omg resume {rid}` or pick another --run-id"
+        )
     rundir.lock()
     try:
         rec = Recorder(rundir, empty_state(), leg=1)
         sha = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
-        start = dict(graph=dict(graph.data), graph_source=str(source), graph_sha256=sha,
-                     inputs=inputs)
+        start = dict(
+            graph=dict(graph.data), graph_source=str(source), graph_sha256=sha, inputs=inputs
+        )
         result = _run_leg(graph, rec, env, opts, inputs, start, [])
         return rid, result, rec.state
     finally:
@@ -188,16 +191,24 @@ def resume_run(
         if decision is not None:
             _check_decision(state, graph, decision)
         elif state["paused_at"] and not retry_failed:
-            raise StateError(_paused_hint(state["run_id"], state["paused_at"]), ) from None
+            raise StateError(
+                _paused_hint(state["run_id"], state["paused_at"]),
+            ) from None
         if not retry_failed and decision is None and not abandoned:
             failed = [n for n, s in status.items() if s == "failed"]
             if failed and (graph.on_fail == "halt" or not schedule.unfinished(graph, status)):
-                raise StateError(f"run {run_id!r} failed at {', '.join(failed)}; re-run the failed "
-                                 f"nodes with `omg resume {run_id} --retry-failed`")
+                raise StateError(
+                    f"run {run_id!r} failed at {', '.join(failed)}; re-run the failed "
+                    f"nodes with `omg resume {run_id} --retry-failed`"
+                )
         if retry_failed and not abandoned and not _has_work_after_retry(graph, state):
             return None, state
-        if (decision is None and not retry_failed and not abandoned
-                and not schedule.unfinished(graph, status)):
+        if (
+            decision is None
+            and not retry_failed
+            and not abandoned
+            and not schedule.unfinished(graph, status)
+        ):
             return None, state
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
         start: dict[str, Any] = {"retry_failed": True} if retry_failed else {}
@@ -208,18 +219,34 @@ def resume_run(
         rundir.close()
 
 
-def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
-             inputs: Mapping[str, str], start: dict[str, Any], decisions: list[Decision]) -> LegResult:
+def _run_leg(
+    graph: Graph,
+    rec: Recorder,
+    env: Environment,
+    opts: LegOptions,
+    inputs: Mapping[str, str],
+    start: dict[str, Any],
+    decisions: list[Decision],
+) -> LegResult:
     from omg.workspace import LocalWorkspace
 
     hooks = env.hooks
     ctx = Context(
-        graph=graph, inputs=inputs, rundir=rec.rundir, recorder=rec, spawn=env.spawn,
+        graph=graph,
+        inputs=inputs,
+        rundir=rec.rundir,
+        recorder=rec,
+        spawn=env.spawn,
         runtimes=env.runtimes or default_runtimes(),
-        workspace=hooks.workspace if hooks is not None else LocalWorkspace(env.root, rec.rundir.run_id),
+        workspace=hooks.workspace
+        if hooks is not None
+        else LocalWorkspace(env.root, rec.rundir.run_id),
         parent_env=env.parent_env,
-        budget_left=lambda: None if graph.budget_usd is None else max(
-            0.0, graph.budget_usd - float(rec.read(lambda st: st["cost_usd"]))),
+        budget_left=lambda: (
+            None
+            if graph.budget_usd is None
+            else max(0.0, graph.budget_usd - float(rec.read(lambda st: st["cost_usd"])))
+        ),
     )
     with Progress(env.stderr, env.live) as progress:
         rec.listen(progress)
@@ -233,8 +260,11 @@ def _run_leg(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions,
             _deliver(rec, graph, d)
         if hooks is not None:
             hooks.settled(rec, "", "", 0)
-        leg = Leg(ctx, opts, on_settled=None if hooks is None else (
-            lambda n, v, r: hooks.settled(rec, n, v, r)))
+        leg = Leg(
+            ctx,
+            opts,
+            on_settled=None if hooks is None else (lambda n, v, r: hooks.settled(rec, n, v, r)),
+        )
         result = leg.run()
         if hooks is not None:
             hooks.after_leg(rec, result)
@@ -256,11 +286,25 @@ def _deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
         rnd = int(rec.state["nodes"].get(target, {}).get("round", 0))
     why = f": {d.reason}" if d.reason else ""
     if d.approve:
-        rec.emit("node_passed", node_id=target, verdict="PASS", provenance="approved",
-                 round=rnd or None, cost_usd=0.0, detail=f"gate approved by {d.by}{why}")
+        rec.emit(
+            "node_passed",
+            node_id=target,
+            verdict="PASS",
+            provenance="approved",
+            round=rnd or None,
+            cost_usd=0.0,
+            detail=f"gate approved by {d.by}{why}",
+        )
     else:
-        rec.emit("node_failed", node_id=target, verdict="FAIL", round=rnd or None, cost_usd=0.0,
-                 judged=False, detail=f"gate rejected by {d.by}{why}")
+        rec.emit(
+            "node_failed",
+            node_id=target,
+            verdict="FAIL",
+            round=rnd or None,
+            cost_usd=0.0,
+            judged=False,
+            detail=f"gate rejected by {d.by}{why}",
+        )
 
 
 def _undelivered(graph: Graph, state: State) -> list[Decision]:
@@ -282,39 +326,61 @@ def _check_decision(state: State, graph: Graph, d: Decision) -> None:
     # A gate that asks again (an exhausted loop re-armed by --retry-failed ran out once more)
     # takes a new decision; any other gate with a recorded decision is never re-asked.
     if d.gate in state["gates"] and d.gate != paused:
-        raise StateError(f"gate {d.gate!r} was already decided ({state['gates'][d.gate]['decision']}"
-                         f" by {state['gates'][d.gate]['by']}); a recorded decision is never re-asked")
+        raise StateError(
+            f"gate {d.gate!r} was already decided ({state['gates'][d.gate]['decision']}"
+            f" by {state['gates'][d.gate]['by']}); a recorded decision is never re-asked"
+        )
     if paused is None:
-        raise StateError(f"run {state['run_id']!r} is not paused at a gate, so there is nothing to "
-                         f"{'approve' if d.approve else 'reject'} (a failed run is retried with "
-                         "--retry-failed)")
+        raise StateError(
+            f"run {state['run_id']!r} is not paused at a gate, so there is nothing to "
+            f"{'approve' if d.approve else 'reject'} (a failed run is retried with "
+            "--retry-failed)"
+        )
     if d.gate != paused:
-        raise StateError(f"you named gate {d.gate!r} but run {state['run_id']!r} is paused at "
-                         f"{paused!r}; resume with --approve {paused} or --reject {paused}")
+        raise StateError(
+            f"you named gate {d.gate!r} but run {state['run_id']!r} is paused at "
+            f"{paused!r}; resume with --approve {paused} or --reject {paused}"
+        )
 
 
 def _paused_hint(run_id: str, gate: str) -> str:
-    return (f"run {run_id!r} is paused at gate {gate!r}; decide it with "
-            f"`omg resume {run_id} --approve {gate}` or "
-            f"`omg resume {run_id} --reject {gate} --reason TEXT`")
+    return (
+        f"run {run_id!r} is paused at gate {gate!r}; decide it with "
+        f"`omg resume {run_id} --approve {gate}` or "
+        f"`omg resume {run_id} --reject {gate} --reason TEXT`"
+    )
 
 
 def _has_work_after_retry(graph: Graph, state: State) -> bool:
     from omg.state import apply, fold
 
     probe = fold([], state)
-    apply(probe, {"event": "run_started", "seq": state["seq"] + 1, "leg": len(state["legs"]) + 1,
-                  "ts": "", "run_id": state["run_id"], "retry_failed": True})
+    apply(
+        probe,
+        {
+            "event": "run_started",
+            "seq": state["seq"] + 1,
+            "leg": len(state["legs"]) + 1,
+            "ts": "",
+            "run_id": state["run_id"],
+            "retry_failed": True,
+        },
+    )
     status = schedule.statuses(graph, probe["nodes"])
     return bool(schedule.unfinished(graph, status))
 
 
 def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
     src = Path(state["graph_source"])
-    if state["graph_sha256"] and src.is_file():
-        if hashlib.sha256(src.read_bytes()).hexdigest() != state["graph_sha256"]:
-            warn(f"warning: {src} has changed since this run started; the run continues the graph "
-                 "exactly as it was snapshotted in state.json, not as the file now reads")
+    if (
+        state["graph_sha256"]
+        and src.is_file()
+        and hashlib.sha256(src.read_bytes()).hexdigest() != state["graph_sha256"]
+    ):
+        warn(
+            f"warning: {src} has changed since this run started; the run continues the graph "
+            "exactly as it was snapshotted in state.json, not as the file now reads"
+        )
 
 
 def describe_node(node: Node) -> str:

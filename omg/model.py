@@ -249,7 +249,7 @@ class Graph:
         return tuple(out)
 
     def feedback_body(self, declarer: str) -> tuple[str, ...]:
-        """The between-set of an arc: rerun target, declarer, and every node between, declared order."""
+        """An arc's between-set: rerun target, declarer and every node between, declared order."""
         fb = self.by_id[declarer].feedback
         if fb is None:
             return ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -73,10 +74,8 @@ def spawn(
         more, _ = _drain(proc, time.monotonic() + 2)  # what the group wrote before dying
         for fd in (1, 2):
             chunks[fd] += more[fd]
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
@@ -136,10 +135,8 @@ def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> bool:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _decode(data: bytes | None) -> str:

@@ -48,8 +48,10 @@ class Progress:
             detail = f"  {ev['detail']}" if ev.get("detail") else ""
             self._line(f"{mark} {nid}  {verdict}{prov}{rnd}{cost}  {took:.1f}s{detail}")
         elif kind == "node_retried":
-            self._line(f"↻ {nid}  {ev.get('detail') if ev.get('reason') != 'retry' else 'retry'}"
-                       f"{'' if ev.get('reason') != 'retry' else ': ' + str(ev.get('cause'))}")
+            self._line(
+                f"↻ {nid}  {ev.get('detail') if ev.get('reason') != 'retry' else 'retry'}"
+                f"{'' if ev.get('reason') != 'retry' else ': ' + str(ev.get('cause'))}"
+            )
         elif kind == "gate_paused":
             self._line(f"⏸ {nid}  gate paused")
         elif kind == "gate_approved":

@@ -1,4 +1,4 @@
-"""The run directory: state.json, events.jsonl, payload files and the leg lock, all written safely."""
+"""The run directory: state.json, events.jsonl, payloads and the leg lock, written safely."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ def _compact(value: Any) -> str:
     return json.dumps(value, **_COMPACT)  # type: ignore[arg-type]
 
 
-def canonical_json(value: Any, encoder: SnapshotEncoder | None = None,
-                   touched: frozenset[str] | None = None) -> str:
+def canonical_json(
+    value: Any, encoder: SnapshotEncoder | None = None, touched: frozenset[str] | None = None
+) -> str:
     """One byte form per value: sorted keys, UTF-8, a trailing newline.
 
     A top-level object puts each key on its own line, and each entry of ``nodes``, ``gates``
@@ -48,8 +49,11 @@ def canonical_json(value: Any, encoder: SnapshotEncoder | None = None,
             parts = []
             for k in sorted(v):
                 ck = f"{key}\0{k}"
-                text = cache.get(ck) if key == "nodes" and touched is not None and k not in touched \
+                text = (
+                    cache.get(ck)
+                    if key == "nodes" and touched is not None and k not in touched
                     else None
+                )
                 if text is None:
                     text = cache[ck] = f"    {json.dumps(k)}: {_compact(v[k])}"
                 parts.append(text)
@@ -104,17 +108,33 @@ _Kind = type | tuple[type, ...]
 _NUMBER = (int, float)
 #: What every reader of a snapshot relies on (the full contract is schemas/state.schema.json).
 _STATE_SHAPE: dict[str, _Kind] = {
-    "run_id": str, "graph_source": str, "graph_sha256": str, "graph": dict, "inputs": dict,
-    "nodes": dict, "gates": dict, "legs": list, "hops": int, "paused_at": (str, type(None)),
-    "status": str, "cost_usd": _NUMBER, "seq": int, "worktrees": dict,
+    "run_id": str,
+    "graph_source": str,
+    "graph_sha256": str,
+    "graph": dict,
+    "inputs": dict,
+    "nodes": dict,
+    "gates": dict,
+    "legs": list,
+    "hops": int,
+    "paused_at": (str, type(None)),
+    "status": str,
+    "cost_usd": _NUMBER,
+    "seq": int,
+    "worktrees": dict,
 }
 _RECORD_SHAPE: dict[str, _Kind] = {
-    "verdict": str, "round": int, "attempts": int, "cost_usd": _NUMBER, "cost_unknown": bool,
+    "verdict": str,
+    "round": int,
+    "attempts": int,
+    "cost_usd": _NUMBER,
+    "cost_unknown": bool,
 }
 
 
 def _shape_problem(st: dict[str, Any]) -> str | None:
     """The first way ``st`` is not shaped like a snapshot (None when it is)."""
+
     def wrong(value: Any, kind: _Kind) -> bool:
         return not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)
 
@@ -182,8 +202,9 @@ class RunDir:
         except BlockingIOError:
             os.close(fd)
             raise StateError(
-                f"run {self.run_id!r} has a leg in flight (another omg process holds {self.path / LOCK}); "
-                "wait for it to finish, or check `omg status` — one leg at a time per run"
+                f"run {self.run_id!r} has a leg in flight (another omg process holds "
+                f"{self.path / LOCK}); wait for it to finish, or check `omg status` — "
+                "one leg at a time per run"
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"omg-leg-lock 1\n{os.getpid()}\n".encode())
@@ -218,7 +239,9 @@ class RunDir:
         """Append one line with a single write and fsync it."""
         if self._events_fd is None:
             self.path.mkdir(parents=True, exist_ok=True)
-            self._events_fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._events_fd = os.open(
+                self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
         line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
         os.write(self._events_fd, line.encode())
         os.fsync(self._events_fd)
@@ -323,16 +346,17 @@ class RunDir:
             st = json.loads(data)  # bytes that are not UTF-8 fail here too, as a ValueError
         except ValueError as exc:
             raise StateError(
-                f"{self.state_path} is not valid JSON ({exc}); the snapshot is damaged. omg did not "
-                f"overwrite it: rebuild it with `omg replay {self.run_id} --write` or restore it "
-                "from the run branch"
+                f"{self.state_path} is not valid JSON ({exc}); the snapshot is damaged. "
+                f"omg did not overwrite it: rebuild it with `omg replay {self.run_id} --write` "
+                "or restore it from the run branch"
             ) from None
         if not isinstance(st, dict) or "nodes" not in st:
             raise StateError(f"{self.state_path} is not an omg state file (no nodes)")
         if st.get("schema") != STATE_SCHEMA:
             raise StateError(
-                f"{self.state_path} has state schema {st.get('schema')!r}, but this omg understands "
-                f"schema {STATE_SCHEMA}; it was written by a different omg version — upgrade omg"
+                f"{self.state_path} has state schema {st.get('schema')!r}, "
+                f"but this omg understands schema {STATE_SCHEMA}; "
+                "it was written by a different omg version — upgrade omg"
             )
         problem = _shape_problem(st)
         if problem is not None:

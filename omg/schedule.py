@@ -113,7 +113,8 @@ class Frontier:
     def _is_ready(self, nid: str) -> bool:
         status = self.status
         return status[nid] == "pending" and all(
-            status.get(p) == "passed" for p in self.graph.by_id[nid].depends_on)
+            status.get(p) == "passed" for p in self.graph.by_id[nid].depends_on
+        )
 
     def update(self, records: Records, touched: Collection[str] | None) -> None:
         """Fold in the records ``touched`` nodes now have (None: anything may have changed)."""

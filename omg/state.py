@@ -64,8 +64,9 @@ def _run_started(st: State, ev: Event) -> None:
         st["graph_sha256"] = ev.get("graph_sha256", "")
         st["graph"] = copy.deepcopy(ev.get("graph", {}))
         st["inputs"] = dict(ev.get("inputs", {}))
-    st["legs"].append({"leg": ev["leg"], "started": ev["ts"], "finished": None, "outcome": None,
-                       "reason": None})
+    st["legs"].append(
+        {"leg": ev["leg"], "started": ev["ts"], "finished": None, "outcome": None, "reason": None}
+    )
     st["status"] = "running"
     if ev.get("retry_failed"):
         _clear_failed(st)
@@ -133,8 +134,9 @@ def _node_retried(st: State, ev: Event) -> None:
         rec["retries"] = rec.get("retries", 0) + 1
     if ev.get("reason") == "feedback":
         # Arc fired: the declarer becomes a non-terminal marker of the round now beginning.
-        rec.update(verdict="", round=ev["round"], cause=ev.get("cause"),
-                   detail=ev.get("detail", ""))
+        rec.update(
+            verdict="", round=ev["round"], cause=ev.get("cause"), detail=ev.get("detail", "")
+        )
         rec.pop("provenance", None)
         st["hops"] += 1
 

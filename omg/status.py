@@ -33,12 +33,16 @@ def next_step(state: State, derived: str) -> str:
             f"`omg resume {rid} --approve {gate}` or `--reject {gate} --reason TEXT`"
         )
     if derived == "abandoned":
-        return (f"its last leg ended without finishing (killed?). Nodes in flight then re-run "
-                f"with `omg resume {rid}`")
+        return (
+            f"its last leg ended without finishing (killed?). Nodes in flight then re-run "
+            f"with `omg resume {rid}`"
+        )
     if derived.startswith("paused at gate"):
         gate = state["paused_at"]
-        return (f"decide with `omg resume {rid} --approve {gate}` or "
-                f"`omg resume {rid} --reject {gate} --reason TEXT`")
+        return (
+            f"decide with `omg resume {rid} --approve {gate}` or "
+            f"`omg resume {rid} --reject {gate} --reason TEXT`"
+        )
     if derived.startswith("paused"):
         return f"continue with `omg resume {rid}`"
     if derived == "failed":
@@ -63,8 +67,10 @@ def show(runs_dir: Path, run_id: str | None) -> str:
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
-        return (f"{ledger.render(graph, state)}\n\nstatus: {derived} "
-                f"({len(state['legs'])} leg(s))\nnext: {next_step(state, derived)}")
+        return (
+            f"{ledger.render(graph, state)}\n\nstatus: {derived} "
+            f"({len(state['legs'])} leg(s))\nnext: {next_step(state, derived)}"
+        )
     rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
     for path in sorted(p for p in runs_dir.glob("*") if p.is_dir()) if runs_dir.is_dir() else []:
         rundir = RunDir(path)
@@ -76,13 +82,21 @@ def show(runs_dir: Path, run_id: str | None) -> str:
         except OmgError as exc:
             rows.append((path.name, "?", f"damaged: {str(exc)[:60]}", "?", "?"))
             continue
-        rows.append((path.name, str(state["graph"].get("name", "")), derive(state, rundir),
-                     str(len(state["legs"])), f"${state['cost_usd']:.4f}"))
+        rows.append(
+            (
+                path.name,
+                str(state["graph"].get("name", "")),
+                derive(state, rundir),
+                str(len(state["legs"])),
+                f"${state['cost_usd']:.4f}",
+            )
+        )
     if len(rows) == 1:
         return f"no runs in {runs_dir}"
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in rows)
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
 
 
 def replay(runs_dir: Path, run_id: str, *, write: bool = False) -> tuple[str, int]:
@@ -100,5 +114,6 @@ def replay(runs_dir: Path, run_id: str, *, write: bool = False) -> tuple[str, in
     if canonical_json(state) == canonical_json(rebuilt):
         return f"run {run_id!r}: state.json equals the fold of events.jsonl (seq {state['seq']})", 0
     lines = diff(state, rebuilt)
-    return f"run {run_id!r}: state.json differs from the fold of events.jsonl:\n  " + \
-        "\n  ".join(lines), 1
+    return f"run {run_id!r}: state.json differs from the fold of events.jsonl:\n  " + "\n  ".join(
+        lines
+    ), 1

@@ -106,7 +106,7 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
             "runtime",
             "runtime",
             'runtime "codex" is reserved for a later omg and cannot run in this one; '
-            'use runtime: claude (the default) or drop the key',
+            "use runtime: claude (the default) or drop the key",
         )
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")

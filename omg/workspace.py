@@ -34,6 +34,8 @@ class LocalWorkspace:
         path = Path(rendered_cwd)
         path = path if path.is_absolute() else self.root / path
         if not path.is_dir():
-            raise OSError(f'cwd "{rendered_cwd}" of node "{node.id}" is not a directory ({path}); '
-                          "create it or fix the node's cwd:")
+            raise OSError(
+                f'cwd "{rendered_cwd}" of node "{node.id}" is not a directory ({path}); '
+                "create it or fix the node's cwd:"
+            )
         return path

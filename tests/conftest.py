@@ -65,8 +65,9 @@ OmgRunner = Callable[..., subprocess.CompletedProcess[str]]
 def omg(tmp_path: Path) -> OmgRunner:
     """Run the real `omg` CLI (`python -m omg`) in a directory; returns the completed process."""
 
-    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "omg", *args],
             cwd=cwd or tmp_path,

@@ -35,11 +35,13 @@ def events(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
 
 
-def of(evs: Sequence[dict[str, Any]], event: str,
-       node_id: str | None = None) -> list[dict[str, Any]]:
+def of(
+    evs: Sequence[dict[str, Any]], event: str, node_id: str | None = None
+) -> list[dict[str, Any]]:
     """The events of one type, optionally about one node, in file order."""
-    return [e for e in evs
-            if e["event"] == event and (node_id is None or e.get("node_id") == node_id)]
+    return [
+        e for e in evs if e["event"] == event and (node_id is None or e.get("node_id") == node_id)
+    ]
 
 
 def started_order(evs: Sequence[dict[str, Any]]) -> list[str]:
@@ -79,12 +81,29 @@ class Run:
         return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
 
 
-def omg_run(omg: OmgRunner, graph: Path, *args: str, run_id: str = "r1",
-            env: dict[str, str] | None = None, timeout: float = 120) -> Run:
+def omg_run(
+    omg: OmgRunner,
+    graph: Path,
+    *args: str,
+    run_id: str = "r1",
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Run:
     """`omg run GRAPH --no-commit --runs-dir <dir>/runs --run-id ID ARGS…` in the graph's dir."""
     runs = graph.parent / "runs"
-    proc = omg("run", str(graph), "--no-commit", "--runs-dir", str(runs), "--run-id", run_id,
-               *args, cwd=graph.parent, env=env, timeout=timeout)
+    proc = omg(
+        "run",
+        str(graph),
+        "--no-commit",
+        "--runs-dir",
+        str(runs),
+        "--run-id",
+        run_id,
+        *args,
+        cwd=graph.parent,
+        env=env,
+        timeout=timeout,
+    )
     return Run(proc, runs / run_id)
 
 

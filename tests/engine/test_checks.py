@@ -20,8 +20,11 @@ VERIFY = "touch verify-ran; test -f good"
     ],
 )
 def test_checks_run_in_order_and_stop_at_the_first_failure(
-        tmp_path: Path, omg, run_dir_check, run: str, cause: str, verify_ran: bool) -> None:
-    g = write_graph(tmp_path, f"""
+    tmp_path: Path, omg, run_dir_check, run: str, cause: str, verify_ran: bool
+) -> None:
+    g = write_graph(
+        tmp_path,
+        f"""
 name: order
 nodes:
   - id: n
@@ -30,7 +33,8 @@ nodes:
       exit_zero: true
       result_matches: '^OK\\b'
       verify: {{command: '{VERIFY}'}}
-""")
+""",
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -43,7 +47,9 @@ def test_provenance_names_what_a_pass_rests_on(tmp_path: Path, omg, run_dir_chec
     (tmp_path / "good").touch()
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "here").touch()
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: provenance
         nodes:
           - id: exit-only
@@ -64,7 +70,8 @@ def test_provenance_names_what_a_pass_rests_on(tmp_path: Path, omg, run_dir_chec
           - id: reply-only
             run: 'echo "OK but exit 1"; exit 1'
             success_check: {result_matches: '^OK'}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     nodes = run_dir_check(r.dir)["nodes"]
@@ -77,16 +84,20 @@ def test_provenance_names_what_a_pass_rests_on(tmp_path: Path, omg, run_dir_chec
     }
 
 
-def test_a_verify_output_mismatch_fails_with_its_evidence(tmp_path: Path, omg,
-                                                          run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_a_verify_output_mismatch_fails_with_its_evidence(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: evidence
         nodes:
           - id: n
             run: echo done
             success_check:
               verify: {command: 'echo "2 failed, 1 passed"', output_matches: '^\\d+ passed$'}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     rec = run_dir_check(r.dir)["nodes"]["n"]

@@ -14,11 +14,18 @@ def _flag(argv: list[str], flag: str) -> str | None:
     return argv[argv.index(flag) + 1] if flag in argv else None
 
 
-def test_an_agent_node_runs_claude_and_records_the_reply(tmp_path: Path, omg, run_dir_check,
-                                                        claude: ScriptedClaude) -> None:
-    claude.replies([{"result": "**DONE** — implemented `greet`", "cost": 0.0123},
-                    {"result": "tests written", "cost": 0.01}])
-    g = write_graph(tmp_path, """
+def test_an_agent_node_runs_claude_and_records_the_reply(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
+    claude.replies(
+        [
+            {"result": "**DONE** — implemented `greet`", "cost": 0.0123},
+            {"result": "tests written", "cost": 0.01},
+        ]
+    )
+    g = write_graph(
+        tmp_path,
+        """
         name: agent
         inputs: {task: {required: true}}
         nodes:
@@ -33,7 +40,8 @@ def test_an_agent_node_runs_claude_and_records_the_reply(tmp_path: Path, omg, ru
             depends_on: [impl]
             handoff: session
             prompt: "Now write the tests."
-    """)
+    """,
+    )
     r = omg_run(omg, g, "-i", "task=the greet function", env=claude.env())
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -62,11 +70,15 @@ def test_an_agent_node_runs_claude_and_records_the_reply(tmp_path: Path, omg, ru
     assert "$0.0123" in r.err
 
 
-def test_an_error_reply_is_a_run_error_and_never_loops(tmp_path: Path, omg, run_dir_check,
-                                                      claude: ScriptedClaude) -> None:
-    claude.replies(["DONE", {"result": "Not logged in · Please run /login", "is_error": True,
-                             "cost": 0}])
-    g = write_graph(tmp_path, """
+def test_an_error_reply_is_a_run_error_and_never_loops(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
+    claude.replies(
+        ["DONE", {"result": "Not logged in · Please run /login", "is_error": True, "cost": 0}]
+    )
+    g = write_graph(
+        tmp_path,
+        """
         name: loggedout
         nodes:
           - id: impl
@@ -75,7 +87,8 @@ def test_an_error_reply_is_a_run_error_and_never_loops(tmp_path: Path, omg, run_
             depends_on: [impl]
             prompt: Review it.
             feedback: {rerun: impl, max: 2}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -86,17 +99,21 @@ def test_an_error_reply_is_a_run_error_and_never_loops(tmp_path: Path, omg, run_
     assert len(claude.calls()) == 2
 
 
-def test_a_node_over_its_budget_fails_post_hoc(tmp_path: Path, omg, run_dir_check,
-                                              claude: ScriptedClaude) -> None:
+def test_a_node_over_its_budget_fails_post_hoc(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
     claude.replies([{"result": "DONE", "cost": 0.5}])
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: overbudget
         nodes:
           - id: impl
             prompt: Implement it.
             budget_usd: 0.1
             feedback_free: true
-    """.replace("            feedback_free: true\n", ""))
+    """.replace("            feedback_free: true\n", ""),
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -106,15 +123,20 @@ def test_a_node_over_its_budget_fails_post_hoc(tmp_path: Path, omg, run_dir_chec
     assert rec["cost_usd"] == pytest.approx(0.5)
 
 
-def test_claude_stopping_at_its_budget_is_budget_exceeded(tmp_path: Path, omg, run_dir_check,
-                                                         claude: ScriptedClaude) -> None:
-    claude.replies([{"result": "", "subtype": "error_max_budget_usd", "is_error": True,
-                     "cost": 0.25}])
-    g = write_graph(tmp_path, """
+def test_claude_stopping_at_its_budget_is_budget_exceeded(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
+    claude.replies(
+        [{"result": "", "subtype": "error_max_budget_usd", "is_error": True, "cost": 0.25}]
+    )
+    g = write_graph(
+        tmp_path,
+        """
         name: budgetstop
         nodes:
           - {id: impl, prompt: Implement it., budget_usd: 0.25}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 1, r.explain()
     rec = run_dir_check(r.dir)["nodes"]["impl"]
@@ -122,17 +144,21 @@ def test_claude_stopping_at_its_budget_is_budget_exceeded(tmp_path: Path, omg, r
     assert rec["cost_usd"] == pytest.approx(0.25)
 
 
-def test_the_graph_budget_caps_spend_across_the_run(tmp_path: Path, omg, run_dir_check,
-                                                   claude: ScriptedClaude) -> None:
+def test_the_graph_budget_caps_spend_across_the_run(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
     claude.replies([{"result": "DONE", "cost": 0.6}])
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: capped
         budget_usd: 1.0
         nodes:
           - {id: one, prompt: First.}
           - {id: two, prompt: Second., depends_on: [one]}
           - {id: three, prompt: Third., depends_on: [two]}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -149,11 +175,14 @@ def test_the_graph_budget_caps_spend_across_the_run(tmp_path: Path, omg, run_dir
 
 
 def test_a_missing_claude_binary_is_a_clear_run_error(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: nobinary
         nodes:
           - {id: impl, prompt: Implement it.}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=clean_env(OMG_CLAUDE_BIN=str(tmp_path / "no-such-claude")))
     assert r.code == 1, r.explain()
     rec = run_dir_check(r.dir)["nodes"]["impl"]
@@ -163,13 +192,16 @@ def test_a_missing_claude_binary_is_a_clear_run_error(tmp_path: Path, omg, run_d
 
 
 def test_an_unavailable_runtime_is_refused_before_anything_runs(tmp_path: Path, omg) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: nocodex
         on_fail: continue
         nodes:
           - {id: impl, prompt: Implement it., runtime: codex}
           - {id: other, run: echo fine}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 3, r.explain()
     assert "Traceback" not in r.err

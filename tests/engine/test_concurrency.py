@@ -18,8 +18,11 @@ TWO_SLEEPS = """
 
 def _span_s(evs: list[dict]) -> float:
     """Seconds from the first node_started to the last node terminal, by the events' clocks."""
-    ts = [datetime.fromisoformat(e["ts"].replace("Z", "+00:00")) for e in evs
-          if e["event"] in ("node_started", "node_passed", "node_failed")]
+    ts = [
+        datetime.fromisoformat(e["ts"].replace("Z", "+00:00"))
+        for e in evs
+        if e["event"] in ("node_started", "node_passed", "node_failed")
+    ]
     return (max(ts) - min(ts)).total_seconds()
 
 
@@ -50,12 +53,17 @@ def test_concurrency_one_serializes(tmp_path: Path, omg, run_dir_check) -> None:
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)
     assert [e["event"] for e in r.events()][1:5] == [
-        "node_started", "node_passed", "node_started", "node_passed"]
+        "node_started",
+        "node_passed",
+        "node_started",
+        "node_passed",
+    ]
     assert _span_s(r.events()) >= 1.99
 
 
-def test_the_limit_holds_with_more_ready_nodes_than_slots(tmp_path: Path, omg,
-                                                         run_dir_check) -> None:
+def test_the_limit_holds_with_more_ready_nodes_than_slots(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
     nodes = "".join(f"  - {{id: n{i}, run: sleep 0.2}}\n" for i in range(7))
     g = write_graph(tmp_path, "name: wide\nconcurrency: 3\nnodes:\n" + nodes)
     r = omg_run(omg, g)

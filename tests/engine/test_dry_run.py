@@ -73,13 +73,16 @@ def test_a_dry_run_renders_every_invocation_and_runs_nothing(tmp_path: Path, omg
 
 
 def test_a_dry_run_is_in_topological_order(tmp_path: Path, omg) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: order
         nodes:
           - {id: c, depends_on: [a], run: "true"}
           - {id: a, run: "true"}
           - {id: b, run: "true"}
-    """)
+    """,
+    )
     r = omg_run(omg, g, "--dry-run")
     assert r.code == 0, r.explain()
     heads = [line.split()[1] for line in r.out.splitlines() if line.startswith("- ")]

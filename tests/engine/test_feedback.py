@@ -51,12 +51,16 @@ def test_a_loop_converges_in_round_two(tmp_path: Path, omg, run_dir_check) -> No
     assert of(evs, "node_failed") == []
 
     # the whole body re-runs in dependency order each round, and its events carry the round
-    body_starts = [(e["node_id"], e.get("round", 0)) for e in of(evs, "node_started")
-                   if e["node_id"] in ("impl", "test", "review")]
+    body_starts = [
+        (e["node_id"], e.get("round", 0))
+        for e in of(evs, "node_started")
+        if e["node_id"] in ("impl", "test", "review")
+    ]
     assert body_starts == [(n, k) for k in (0, 1, 2) for n in ("impl", "test", "review")]
     for nid in ("impl", "test", "review"):
         assert [e.get("round", 0) for e in of(evs, "node_passed", nid)] == (
-            [0, 1, 2] if nid != "review" else [2])
+            [0, 1, 2] if nid != "review" else [2]
+        )
     # out-of-body parents and independent branches ran once and stayed satisfied
     assert len(of(evs, "node_started", "setup")) == 1
     assert len(of(evs, "node_started", "side")) == 1
@@ -74,7 +78,10 @@ def test_a_loop_converges_in_round_two(tmp_path: Path, omg, run_dir_check) -> No
     # records carry their round; the run counts its re-entries
     nodes = state["nodes"]
     assert (nodes["review"]["verdict"], nodes["review"]["round"], nodes["review"]["attempts"]) == (
-        "PASS", 2, 3)
+        "PASS",
+        2,
+        3,
+    )
     assert nodes["review"]["provenance"] == "self-reported"
     assert (nodes["impl"]["round"], nodes["impl"]["attempts"]) == (2, 3)
     assert (nodes["setup"]["round"], nodes["setup"]["attempts"]) == (0, 1)
@@ -84,9 +91,12 @@ def test_a_loop_converges_in_round_two(tmp_path: Path, omg, run_dir_check) -> No
     assert "feedback rounds: 2" in r.out
 
 
-def test_an_exhausted_loop_fails_once_with_the_spend_named(tmp_path: Path, omg,
-                                                           run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_an_exhausted_loop_fails_once_with_the_spend_named(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: exhaust
         nodes:
           - id: impl
@@ -99,7 +109,8 @@ def test_an_exhausted_loop_fails_once_with_the_spend_named(tmp_path: Path, omg,
           - id: after
             depends_on: [review]
             run: echo never
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -109,7 +120,8 @@ def test_an_exhausted_loop_fails_once_with_the_spend_named(tmp_path: Path, omg,
     assert [e["node_id"] for e in failed] == ["review"]  # node_failed at most once per declarer
     detail = failed[0]["detail"]
     assert detail.startswith(
-        "feedback exhausted after 2 round(s) of impl → review: nonzero_exit"), detail
+        "feedback exhausted after 2 round(s) of impl → review: nonzero_exit"
+    ), detail
     assert failed[0]["round"] == 2
     # the arc fires only after the declarer's own retries are spent, each round
     reasons = [e["reason"] for e in of(evs, "node_retried", "review")]
@@ -119,7 +131,11 @@ def test_an_exhausted_loop_fails_once_with_the_spend_named(tmp_path: Path, omg,
 
     rec = state["nodes"]["review"]
     assert (rec["verdict"], rec["round"], rec["attempts"], rec["cause"]) == (
-        "FAIL", 2, 6, "nonzero_exit")
+        "FAIL",
+        2,
+        6,
+        "nonzero_exit",
+    )
     assert (r.dir / "failed" / "review.out").read_text() == "FIX: still wrong\n"
     assert state["status"] == "failed"
     assert "feedback exhausted after 2 round(s) of impl → review" in r.err
@@ -130,13 +146,19 @@ def test_an_exhausted_loop_fails_once_with_the_spend_named(tmp_path: Path, omg,
     [
         ("run: no-such-command-omg-test --review", "shell node exit 127"),
         ("run: 'touch tool; ./tool'", "shell node exit 126"),
-        ("run: echo fine\n    success_check:\n      verify: {command: no-such-verifier-omg-test}",
-         "verify command not found"),
+        (
+            "run: echo fine\n    success_check:\n"
+            "      verify: {command: no-such-verifier-omg-test}",
+            "verify command not found",
+        ),
     ],
 )
-def test_an_environment_failure_never_loops(tmp_path: Path, omg, run_dir_check, check: str,
-                                            what: str) -> None:
-    g = write_graph(tmp_path, f"""
+def test_an_environment_failure_never_loops(
+    tmp_path: Path, omg, run_dir_check, check: str, what: str
+) -> None:
+    g = write_graph(
+        tmp_path,
+        f"""
 name: envfail
 nodes:
   - id: impl
@@ -145,7 +167,8 @@ nodes:
     depends_on: [impl]
     {check}
     feedback: {{rerun: impl, max: 3}}
-""")
+""",
+    )
     r = omg_run(omg, g)
     assert r.code == 1, (what, r.explain())
     state = run_dir_check(r.dir)
@@ -154,7 +177,11 @@ nodes:
     assert len(of(evs, "node_started", "impl")) == 1, what
     rec = state["nodes"]["review"]
     assert (rec["verdict"], rec["cause"], rec["judged"], rec["round"]) == (
-        "FAIL", "run_error", False, 0), what
+        "FAIL",
+        "run_error",
+        False,
+        0,
+    ), what
     assert "environment failure" in rec["detail"], rec["detail"]
     assert "feedback exhausted" not in rec["detail"]
     assert state["hops"] == 0
@@ -162,7 +189,9 @@ nodes:
 
 
 def test_a_timeout_in_the_declarer_never_loops(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: slowreview
         nodes:
           - id: impl
@@ -172,7 +201,8 @@ def test_a_timeout_in_the_declarer_never_loops(tmp_path: Path, omg, run_dir_chec
             run: sleep 5
             timeout: 300ms
             feedback: {rerun: impl, max: 3}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -181,9 +211,12 @@ def test_a_timeout_in_the_declarer_never_loops(tmp_path: Path, omg, run_dir_chec
     assert state["hops"] == 0
 
 
-def test_a_failing_verify_hands_its_evidence_to_the_rerun(tmp_path: Path, omg,
-                                                          run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_a_failing_verify_hands_its_evidence_to_the_rerun(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: verified
         nodes:
           - id: impl
@@ -200,7 +233,8 @@ def test_a_failing_verify_hands_its_evidence_to_the_rerun(tmp_path: Path, omg,
                   test "$(cat count)" -ge 2 ||
                   { echo "count too low: $(cat count)"; exit 1; }
             feedback: {rerun: impl, max: 2}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -216,7 +250,9 @@ def test_a_failing_verify_hands_its_evidence_to_the_rerun(tmp_path: Path, omg,
 
 def test_the_hop_cap_stops_loops_run_wide(tmp_path: Path, omg, run_dir_check) -> None:
     # two loops, each with rounds to spare; the run-wide cap of 2 re-entries ends the second
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: hops
         max_hops: 2
         nodes:
@@ -233,7 +269,8 @@ def test_the_hop_cap_stops_loops_run_wide(tmp_path: Path, omg, run_dir_check) ->
             depends_on: [b-impl]
             run: 'echo "FIX b"; exit 1'
             feedback: {rerun: b-impl, max: 5}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -248,7 +285,9 @@ def test_the_hop_cap_stops_loops_run_wide(tmp_path: Path, omg, run_dir_check) ->
 
 
 def test_the_default_hop_cap_is_64(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: manyhops
         nodes:
           - {id: impl, run: "true"}
@@ -256,7 +295,8 @@ def test_the_default_hop_cap_is_64(tmp_path: Path, omg, run_dir_check) -> None:
             depends_on: [impl]
             run: exit 1
             feedback: {rerun: impl, max: 100}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -265,16 +305,21 @@ def test_the_default_hop_cap_is_64(tmp_path: Path, omg, run_dir_check) -> None:
     assert len(of(r.events(), "node_started", "impl")) == 65
 
 
-def test_an_agent_review_loop_prices_every_round(tmp_path: Path, omg, run_dir_check,
-                                                claude: ScriptedClaude) -> None:
+def test_an_agent_review_loop_prices_every_round(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
     # impl and review are both agents: impl, review, impl, review in that order
-    claude.replies([
-        {"result": "DONE: first draft", "cost": 0.01},
-        {"result": "Needs work: rename foo to bar", "cost": 0.02},
-        {"result": "DONE: renamed", "cost": 0.01},
-        {"result": "**SHIP IT** — looks good", "cost": 0.04},
-    ])
-    g = write_graph(tmp_path, """
+    claude.replies(
+        [
+            {"result": "DONE: first draft", "cost": 0.01},
+            {"result": "Needs work: rename foo to bar", "cost": 0.02},
+            {"result": "DONE: renamed", "cost": 0.01},
+            {"result": "**SHIP IT** — looks good", "cost": 0.04},
+        ]
+    )
+    g = write_graph(
+        tmp_path,
+        """
         name: agents
         nodes:
           - id: impl
@@ -287,7 +332,8 @@ def test_an_agent_review_loop_prices_every_round(tmp_path: Path, omg, run_dir_ch
             prompt: "Review {{ artifacts.impl | inline }}. Start with SHIP IT or list fixes."
             success_check: {exit_zero: true, result_matches: '^[*_`\\s]*SHIP IT\\b'}
             feedback: {rerun: impl, max: 2}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -317,7 +363,9 @@ def test_an_agent_review_loop_prices_every_round(tmp_path: Path, omg, run_dir_ch
 
 
 def test_a_diamond_body_reruns_in_dependency_order(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: diamond
         concurrency: 3
         nodes:
@@ -333,16 +381,24 @@ def test_a_diamond_body_reruns_in_dependency_order(tmp_path: Path, omg, run_dir_
             depends_on: [lint, test]
             run: 'test "$(cat count)" -ge 2 || { echo "FIX it"; exit 1; }'
             feedback: {rerun: impl, max: 2}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)
     evs = r.events()
     for k in (0, 1):
-        at = {(e["event"], e["node_id"]): i for i, e in enumerate(evs)
-              if e.get("round", 0) == k and e["event"] in ("node_started", "node_passed")}
-        for parent, child in (("impl", "lint"), ("impl", "test"), ("lint", "review"),
-                              ("test", "review")):
+        at = {
+            (e["event"], e["node_id"]): i
+            for i, e in enumerate(evs)
+            if e.get("round", 0) == k and e["event"] in ("node_started", "node_passed")
+        }
+        for parent, child in (
+            ("impl", "lint"),
+            ("impl", "test"),
+            ("lint", "review"),
+            ("test", "review"),
+        ):
             assert at[("node_passed", parent)] < at[("node_started", child)], (k, parent, child)
     # lint and test of one round ran side by side
     starts = [e["node_id"] for e in evs if e["event"] == "node_started" and e.get("round") == 1]
@@ -360,8 +416,12 @@ def test_two_loops_turn_independently_side_by_side(tmp_path: Path, omg, run_dir_
             run: 'test "$(cat {p})" -ge {need} || {{ echo "FIX {p}"; exit 1; }}'
             feedback: {{rerun: {p}-impl, max: 3}}
     """
-    g = write_graph(tmp_path, "name: twoloops\nconcurrency: 2\nnodes:\n"
-                    + branch.format(p="a", need=3) + branch.format(p="b", need=2))
+    g = write_graph(
+        tmp_path,
+        "name: twoloops\nconcurrency: 2\nnodes:\n"
+        + branch.format(p="a", need=3)
+        + branch.format(p="b", need=2),
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -375,9 +435,12 @@ def test_two_loops_turn_independently_side_by_side(tmp_path: Path, omg, run_dir_
     assert state["hops"] == 3
 
 
-def test_continue_prunes_an_exhausted_loop_and_runs_the_rest(tmp_path: Path, omg,
-                                                             run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_continue_prunes_an_exhausted_loop_and_runs_the_rest(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: continueloop
         on_fail: continue
         concurrency: 1
@@ -389,7 +452,8 @@ def test_continue_prunes_an_exhausted_loop_and_runs_the_rest(tmp_path: Path, omg
             feedback: {rerun: impl, max: 1}
           - {id: ship, depends_on: [review], run: echo never}
           - {id: docs, run: echo docs}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)

@@ -23,8 +23,9 @@ def graphs(draw: st.DrawFn) -> Graph:
     data: dict[str, Any] = {"name": "g", "nodes": nodes}
     graph = graph_from_data(data)
     declarers = [nid for nid in ids if graph.ancestors(nid)]
-    for declarer in draw(st.lists(st.sampled_from(declarers), unique=True, max_size=2)
-                         if declarers else st.just([])):
+    for declarer in draw(
+        st.lists(st.sampled_from(declarers), unique=True, max_size=2) if declarers else st.just([])
+    ):
         target = draw(st.sampled_from(sorted(graph.ancestors(declarer))))
         next(n for n in nodes if n["id"] == declarer)["feedback"] = {"rerun": target, "max": 3}
     return graph_from_data(data)
@@ -40,13 +41,23 @@ def scenarios(draw: st.DrawFn) -> tuple[Graph, list[dict[str, Any]]]:
         nid = draw(st.sampled_from(ids))
         rnd = draw(st.integers(0, 3))
         if kind == "pass":
-            ev = {"event": "node_passed", "node_id": nid, "verdict": "PASS", "round": rnd,
-                  "provenance": "exit-only"}
+            ev = {
+                "event": "node_passed",
+                "node_id": nid,
+                "verdict": "PASS",
+                "round": rnd,
+                "provenance": "exit-only",
+            }
         elif kind == "fail":
             ev = {"event": "node_failed", "node_id": nid, "verdict": "FAIL", "round": rnd}
         elif kind == "fire":
-            ev = {"event": "node_retried", "node_id": nid, "reason": "feedback",
-                  "cause": "nonzero_exit", "round": rnd + 1}
+            ev = {
+                "event": "node_retried",
+                "node_id": nid,
+                "reason": "feedback",
+                "cause": "nonzero_exit",
+                "round": rnd + 1,
+            }
         elif kind == "await":
             ev = {"event": "gate_paused", "node_id": nid + ".exhausted", "declarer": nid}
         elif kind == "start":
@@ -59,8 +70,9 @@ def scenarios(draw: st.DrawFn) -> tuple[Graph, list[dict[str, Any]]]:
 
 @settings(max_examples=300, deadline=None)
 @given(scenarios(), st.sets(st.sampled_from([f"n{i}" for i in range(9)]), max_size=3))
-def test_the_frontier_tracks_every_event(scenario: tuple[Graph, list[dict[str, Any]]],
-                                         running: set[str]) -> None:
+def test_the_frontier_tracks_every_event(
+    scenario: tuple[Graph, list[dict[str, Any]]], running: set[str]
+) -> None:
     graph, events = scenario
     state = empty_state()
     state["graph"] = dict(graph.data)

@@ -43,8 +43,9 @@ def test_defaults_apply_and_are_recorded(tmp_path: Path, omg, run_dir_check) -> 
         (("-i", "task=x", "-i", "Task=y"), "Task"),
     ],
 )
-def test_bad_inputs_are_refused_before_anything_runs(tmp_path: Path, omg, args: tuple[str, ...],
-                                                     said: str) -> None:
+def test_bad_inputs_are_refused_before_anything_runs(
+    tmp_path: Path, omg, args: tuple[str, ...], said: str
+) -> None:
     g = write_graph(tmp_path, GRAPH)
     for extra in ((), ("--dry-run",)):
         r = omg_run(omg, g, *args, *extra)
@@ -56,13 +57,16 @@ def test_bad_inputs_are_refused_before_anything_runs(tmp_path: Path, omg, args: 
 
 
 def test_a_list_of_inputs_are_all_required(tmp_path: Path, omg) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: listed
         inputs: [repo, task]
         nodes:
           - id: a
             run: echo {{ inputs.repo }} {{ inputs.task }}
-    """)
+    """,
+    )
     r = omg_run(omg, g, "-i", "repo=x")
     assert r.code == 3, r.explain()
     assert "-i task=VALUE" in r.err

@@ -7,9 +7,12 @@ from pathlib import Path
 from .kit import of, omg_run, started_order, write_graph
 
 
-def test_halt_stops_launching_and_lets_in_flight_nodes_finish(tmp_path: Path, omg,
-                                                              run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_halt_stops_launching_and_lets_in_flight_nodes_finish(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: halting
         concurrency: 2
         on_fail: halt
@@ -23,7 +26,8 @@ def test_halt_stops_launching_and_lets_in_flight_nodes_finish(tmp_path: Path, om
           - id: child
             depends_on: [slow]
             run: echo never
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -38,9 +42,12 @@ def test_halt_stops_launching_and_lets_in_flight_nodes_finish(tmp_path: Path, om
     assert state["status"] == "failed"
 
 
-def test_continue_prunes_the_failed_subtree_and_runs_the_rest(tmp_path: Path, omg,
-                                                               run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_continue_prunes_the_failed_subtree_and_runs_the_rest(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: continuing
         concurrency: 1
         on_fail: continue
@@ -58,7 +65,8 @@ def test_continue_prunes_the_failed_subtree_and_runs_the_rest(tmp_path: Path, om
           - id: other-child
             depends_on: [other]
             run: echo other-child
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)

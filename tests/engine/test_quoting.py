@@ -20,7 +20,9 @@ def _pwned(root: Path) -> list[str]:
 
 
 def test_inputs_are_quoted_in_run_and_verify(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: quoting
         inputs: [semi, subst, tick, quote, newline]
         nodes:
@@ -33,7 +35,8 @@ def test_inputs_are_quoted_in_run_and_verify(tmp_path: Path, omg, run_dir_check)
                 command: >-
                   test {{ inputs.semi }} = 'a; touch pwned-semi' &&
                   echo {{ inputs.subst }} {{ inputs.quote }}
-    """)
+    """,
+    )
     args = [a for name, value in HOSTILE.items() for a in ("-i", f"{name}={value}")]
     r = omg_run(omg, g, *args)
     assert r.code == 0, r.explain()
@@ -45,7 +48,9 @@ def test_inputs_are_quoted_in_run_and_verify(tmp_path: Path, omg, run_dir_check)
 
 
 def test_artifacts_and_feedback_are_quoted_too(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: relay
         nodes:
           - id: source
@@ -62,7 +67,8 @@ def test_artifacts_and_feedback_are_quoted_too(tmp_path: Path, omg, run_dir_chec
               if [ -f reviewed ]; then echo ok; exit 0; fi
               touch reviewed; printf '%s' '$(touch pwned-feedback)'; exit 1
             feedback: {rerun: impl, max: 1}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)

@@ -25,8 +25,15 @@ class RecordingSpawn:
     def __init__(self) -> None:
         self.calls: list[tuple[tuple[str, ...], float, float]] = []
 
-    def __call__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-                 timeout_s: float, merge_stderr: bool = False) -> ProcResult:
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_s: float,
+        merge_stderr: bool = False,
+    ) -> ProcResult:
         t0 = time.monotonic()
         res = spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr)
         self.calls.append((tuple(argv), t0, time.monotonic()))
@@ -34,7 +41,9 @@ class RecordingSpawn:
 
 
 def test_a_listed_cause_is_retried_until_it_passes(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: flaky
         nodes:
           - id: flaky
@@ -43,13 +52,16 @@ def test_a_listed_cause_is_retried_until_it_passes(tmp_path: Path, omg, run_dir_
               if [ "$n" -lt 3 ]; then echo "transient $n"; exit 1; fi
               echo "ok on try $n"
             retry: {max: 3, on: [nonzero_exit]}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
     retried = of(r.events(), "node_retried", "flaky")
     assert [(e["reason"], e["retries"], e["cause"]) for e in retried] == [
-        ("retry", 1, "nonzero_exit"), ("retry", 2, "nonzero_exit")]
+        ("retry", 1, "nonzero_exit"),
+        ("retry", 2, "nonzero_exit"),
+    ]
     assert "transient 1" in retried[0]["detail"]
     rec = state["nodes"]["flaky"]
     assert (rec["verdict"], rec["attempts"], rec["detail"]) == ("PASS", 3, "passed after 2 retries")
@@ -58,13 +70,16 @@ def test_a_listed_cause_is_retried_until_it_passes(tmp_path: Path, omg, run_dir_
 
 
 def test_an_unlisted_cause_is_not_retried(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: notlisted
         nodes:
           - id: once
             run: 'echo x >> tries; exit 1'
             retry: {max: 3, on: [timeout, run_error]}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -74,13 +89,16 @@ def test_an_unlisted_cause_is_not_retried(tmp_path: Path, omg, run_dir_check) ->
 
 
 def test_retries_run_out(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: hopeless
         nodes:
           - id: never
             run: 'echo x >> tries; exit 3'
             retry: {max: 2, on: [nonzero_exit]}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -92,7 +110,9 @@ def test_retries_run_out(tmp_path: Path, omg, run_dir_check) -> None:
 def test_backoff_delays_are_respected(tmp_path: Path, run_dir_check) -> None:
     # initial 200ms, ×4, capped at 500ms: waits of 0.2s, 0.5s, 0.5s between the four attempts
     # (without the factor the second wait would be 0.2s; without the cap the third 3.2s)
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: backoff
         nodes:
           - id: flaky
@@ -101,10 +121,17 @@ def test_backoff_delays_are_respected(tmp_path: Path, run_dir_check) -> None:
               max: 3
               on: [nonzero_exit]
               backoff: {initial: 200ms, factor: 4, max: 500ms}
-    """)
+    """,
+    )
     rec = RecordingSpawn()
-    env = Environment(runs_dir=tmp_path / "runs", root=tmp_path, parent_env=dict(os.environ),
-                      spawn=rec, stderr=io.StringIO(), live=False)
+    env = Environment(
+        runs_dir=tmp_path / "runs",
+        root=tmp_path,
+        parent_env=dict(os.environ),
+        spawn=rec,
+        stderr=io.StringIO(),
+        live=False,
+    )
     rid, result, _ = start_run(load_graph(g), g, {}, env, LegOptions(concurrency=1), run_id="b1")
     assert result.outcome == "passed"
     run_dir_check(tmp_path / "runs" / rid)
@@ -114,21 +141,27 @@ def test_backoff_delays_are_respected(tmp_path: Path, run_dir_check) -> None:
         assert want <= gap < want + 1.0, gaps
 
 
-def test_an_agent_retry_quotes_the_attempt_it_repeats(tmp_path: Path, omg, run_dir_check,
-                                                     claude: ScriptedClaude) -> None:
-    claude.replies([
-        {"result": "I looked around; first reply", "cost": 0.01},
-        {"result": "Still thinking; second reply", "cost": 0.01},
-        {"result": "**DONE** — third reply", "cost": 0.01},
-    ])
-    g = write_graph(tmp_path, """
+def test_an_agent_retry_quotes_the_attempt_it_repeats(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
+    claude.replies(
+        [
+            {"result": "I looked around; first reply", "cost": 0.01},
+            {"result": "Still thinking; second reply", "cost": 0.01},
+            {"result": "**DONE** — third reply", "cost": 0.01},
+        ]
+    )
+    g = write_graph(
+        tmp_path,
+        """
         name: agentretry
         nodes:
           - id: impl
             prompt: Implement the feature and start your reply with DONE.
             success_check: {exit_zero: true, result_matches: '^[*_`\\s]*DONE\\b'}
             retry: {max: 2, on: [result_mismatch]}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -137,8 +170,10 @@ def test_an_agent_retry_quotes_the_attempt_it_repeats(tmp_path: Path, omg, run_d
     assert len(prompts) == 3
     base = "Implement the feature and start your reply with DONE."
     assert prompts[0] == base
-    for prompt, quoted, not_quoted in ((prompts[1], "first reply", "second reply"),
-                                       (prompts[2], "second reply", "first reply")):
+    for prompt, quoted, not_quoted in (
+        (prompts[1], "first reply", "second reply"),
+        (prompts[2], "second reply", "first reply"),
+    ):
         assert prompt.startswith(base)
         # exactly one fenced quote of the previous attempt, nothing of older ones
         fences = re.findall(r"^(omg-attempt-[0-9a-f]+)$", prompt, re.M)
@@ -163,20 +198,26 @@ def test_an_agent_retry_quotes_the_attempt_it_repeats(tmp_path: Path, omg, run_d
     assert "TOTAL COST: $0.0300" in r.out
 
 
-def test_an_unjudged_failure_is_retried_without_a_quote(tmp_path: Path, omg, run_dir_check,
-                                                       claude: ScriptedClaude) -> None:
+def test_an_unjudged_failure_is_retried_without_a_quote(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
     # an API error is not a judgment of the work: the retry gets the plain prompt
-    claude.replies([
-        {"result": "API Error: overloaded", "is_error": True, "cost": 0.0},
-        {"result": "DONE"},
-    ])
-    g = write_graph(tmp_path, """
+    claude.replies(
+        [
+            {"result": "API Error: overloaded", "is_error": True, "cost": 0.0},
+            {"result": "DONE"},
+        ]
+    )
+    g = write_graph(
+        tmp_path,
+        """
         name: apierror
         nodes:
           - id: impl
             prompt: Do it.
             retry: {max: 1, on: [run_error]}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env())
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)

@@ -10,7 +10,9 @@ from .kit import events, of, omg_run, started_order, write_graph
 
 
 def test_a_chain_passes_and_records_everything(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: chain
         nodes:
           - id: hello
@@ -21,7 +23,8 @@ def test_a_chain_passes_and_records_everything(tmp_path: Path, omg, run_dir_chec
           - id: inline
             depends_on: [shout]
             run: printf '%s|' {{ artifacts.shout | inline }}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -34,14 +37,21 @@ def test_a_chain_passes_and_records_everything(tmp_path: Path, omg, run_dir_chec
     for nid in ("hello", "shout", "inline"):
         rec = state["nodes"][nid]
         assert (rec["verdict"], rec["provenance"], rec["round"], rec["attempts"]) == (
-            "PASS", "exit-only", 0, 1)
+            "PASS",
+            "exit-only",
+            0,
+            1,
+        )
 
     evs = r.events()
     assert [e["event"] for e in evs] == [
         "run_started",
-        "node_started", "node_passed",
-        "node_started", "node_passed",
-        "node_started", "node_passed",
+        "node_started",
+        "node_passed",
+        "node_started",
+        "node_passed",
+        "node_started",
+        "node_passed",
         "run_finished",
     ]
     assert evs[-1]["outcome"] == "passed"
@@ -56,9 +66,12 @@ def test_a_chain_passes_and_records_everything(tmp_path: Path, omg, run_dir_chec
     assert "passed." in r.out
 
 
-def test_a_failing_node_fails_the_run_and_keeps_its_output(tmp_path: Path, omg,
-                                                           run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_a_failing_node_fails_the_run_and_keeps_its_output(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: failing
         nodes:
           - id: build
@@ -66,7 +79,8 @@ def test_a_failing_node_fails_the_run_and_keeps_its_output(tmp_path: Path, omg,
           - id: after
             depends_on: [build]
             run: echo never
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
@@ -87,7 +101,9 @@ def test_a_failing_node_fails_the_run_and_keeps_its_output(tmp_path: Path, omg,
 def test_shell_nodes_run_in_their_cwd(tmp_path: Path, omg, run_dir_check) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "marker.txt").write_text("in sub\n")
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: cwd
         nodes:
           - id: here
@@ -95,7 +111,8 @@ def test_shell_nodes_run_in_their_cwd(tmp_path: Path, omg, run_dir_check) -> Non
           - id: there
             cwd: sub
             run: pwd; cat marker.txt
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)
@@ -105,11 +122,14 @@ def test_shell_nodes_run_in_their_cwd(tmp_path: Path, omg, run_dir_check) -> Non
     assert there[1] == "in sub"
 
 
-def test_launch_order_is_topological_with_ties_by_declaration(tmp_path: Path, omg,
-                                                               run_dir_check) -> None:
+def test_launch_order_is_topological_with_ties_by_declaration(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
     # declared out of dependency order on purpose; with one slot the launch order is the
     # topological order, ties broken by declaration order — the same on every run
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: order
         nodes:
           - {id: c, depends_on: [a], run: "true"}
@@ -117,7 +137,8 @@ def test_launch_order_is_topological_with_ties_by_declaration(tmp_path: Path, om
           - {id: b, run: "true"}
           - {id: e, depends_on: [b, c], run: "true"}
           - {id: d, depends_on: [b], run: "true"}
-    """)
+    """,
+    )
     orders = []
     for rid in ("r1", "r2"):
         r = omg_run(omg, g, "--concurrency", "1", run_id=rid)
@@ -136,7 +157,9 @@ def test_launch_order_is_topological_with_ties_by_declaration(tmp_path: Path, om
 def test_state_is_written_before_dependents_launch(tmp_path: Path, omg, run_dir_check) -> None:
     # `peek` reads the run directory while the run is going: its parent's PASS is already in
     # state.json and in events.jsonl (atomic snapshot after every settled node)
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: peek
         nodes:
           - id: first
@@ -147,7 +170,8 @@ def test_state_is_written_before_dependents_launch(tmp_path: Path, omg, run_dir_
               rd=$(dirname "$(dirname {{ artifacts.first }})")
               grep -c '"node_passed"' "$rd/events.jsonl"
               cat "$rd/state.json"
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)
@@ -171,11 +195,14 @@ def test_nothing_runs_for_an_unreadable_graph(tmp_path: Path, omg) -> None:
 
 
 def test_a_run_id_cannot_be_reused(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: once
         nodes:
           - {id: a, run: echo a}
-    """)
+    """,
+    )
     first = omg_run(omg, g, run_id="same")
     assert first.code == 0, first.explain()
     again = omg_run(omg, g, run_id="same")
@@ -195,7 +222,9 @@ def test_events_show_launches_in_scheduling_order(tmp_path: Path, omg, run_dir_c
     repo.index.add("README")
     repo.index.write()
     repo.create_commit("HEAD", sig, sig, "initial", repo.index.write_tree(), [])
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: prepare
         concurrency: 4
         nodes:
@@ -203,7 +232,8 @@ def test_events_show_launches_in_scheduling_order(tmp_path: Path, omg, run_dir_c
           - {id: lane, depends_on: [first], worktree: lane, run: echo lane}
           - {id: quick, depends_on: [first], run: echo quick}
           - {id: quick2, depends_on: [first], run: echo quick2}
-    """)
+    """,
+    )
     for k in range(3):
         r = omg("run", str(g), "--run-id", f"p{k}", cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr

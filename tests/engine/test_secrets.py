@@ -24,9 +24,12 @@ def _env_of(text: str) -> dict[str, str]:
     return out
 
 
-def test_shell_nodes_and_verify_commands_never_see_secrets(tmp_path: Path, omg,
-                                                          run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+def test_shell_nodes_and_verify_commands_never_see_secrets(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: secrets
         nodes:
           - id: plain
@@ -39,7 +42,8 @@ def test_shell_nodes_and_verify_commands_never_see_secrets(tmp_path: Path, omg,
           - id: valued
             run: env
             env: {DEPLOY_TARGET: staging}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=clean_env(**SECRETS))
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)
@@ -63,16 +67,20 @@ def test_shell_nodes_and_verify_commands_never_see_secrets(tmp_path: Path, omg,
     assert "GITHUB_TOKEN" not in valued
 
 
-def test_agent_nodes_get_only_their_runtime_auth(tmp_path: Path, omg, run_dir_check,
-                                                 claude: ScriptedClaude) -> None:
-    g = write_graph(tmp_path, """
+def test_agent_nodes_get_only_their_runtime_auth(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
+    g = write_graph(
+        tmp_path,
+        """
         name: agentsecrets
         nodes:
           - id: agent
             prompt: Do the work.
             success_check:
               verify: {command: env > verify-env.txt}
-    """)
+    """,
+    )
     r = omg_run(omg, g, env=claude.env(**SECRETS))
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)

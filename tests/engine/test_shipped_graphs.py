@@ -19,8 +19,9 @@ def test_the_shipped_graphs_lint_without_errors(omg) -> None:
     assert '"severity": "error"' not in r.stdout
 
 
-def test_the_demo_shows_a_retry_and_a_loop_converging_in_round_two(tmp_path: Path, omg,
-                                                                   run_dir_check) -> None:
+def test_the_demo_shows_a_retry_and_a_loop_converging_in_round_two(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
     graph = tmp_path / "demo.yaml"
     shutil.copy(GRAPHS / "demo.yaml", graph)
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -59,24 +60,35 @@ def _repo(path: Path) -> None:
     repo.create_commit("HEAD", SIG, SIG, "initial", repo.index.write_tree(), [])
 
 
-def test_review_loop_rehearses_with_a_scripted_claude(tmp_path: Path, omg, run_dir_check,
-                                                      claude: ScriptedClaude) -> None:
+def test_review_loop_rehearses_with_a_scripted_claude(
+    tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     _repo(work)
     # impl, review (findings), impl (writes the missing file), review (ship it); the suite
     # only passes once feature.txt exists, so review's verify is what the PASS rests on
-    claude.replies([
-        {"result": "DONE: first attempt", "cost": 0.5},
-        {"result": "- feature.txt is missing", "cost": 0.25},
-        {"result": "DONE: added feature.txt", "cost": 0.5,
-         "write": {"feature.txt": "the feature\n"}},
-        {"result": "**SHIP IT**", "cost": 0.25},
-    ])
-    env = claude.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-                     GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
-    r = omg("run", "review-loop.yaml", "-i", "task=add feature.txt", "--run-id", "rl",
-            cwd=work, env=env)
+    claude.replies(
+        [
+            {"result": "DONE: first attempt", "cost": 0.5},
+            {"result": "- feature.txt is missing", "cost": 0.25},
+            {
+                "result": "DONE: added feature.txt",
+                "cost": 0.5,
+                "write": {"feature.txt": "the feature\n"},
+            },
+            {"result": "**SHIP IT**", "cost": 0.25},
+        ]
+    )
+    env = claude.env(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
+    r = omg(
+        "run", "review-loop.yaml", "-i", "task=add feature.txt", "--run-id", "rl", cwd=work, env=env
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     state = run_dir_check(work / ".omg" / "runs" / "rl")
     nodes = state["nodes"]

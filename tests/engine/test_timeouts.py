@@ -18,13 +18,16 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_timeout_kills_the_whole_process_group(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: hang
         nodes:
           - id: hang
             run: 'sleep 60 & echo $! > grandchild.pid; echo started; wait'
             timeout: 500ms
-    """)
+    """,
+    )
     t0 = time.monotonic()
     r = omg_run(omg, g)
     wall = time.monotonic() - t0
@@ -42,14 +45,17 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path: Path, omg, run_dir_ch
 
 
 def test_a_timeout_is_retried_only_when_listed(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: slowthenfast
         nodes:
           - id: slow
             run: 'if [ -f tried ]; then echo fast; else touch tried; sleep 30; fi'
             timeout: 300ms
             retry: {max: 1, on: [timeout]}
-    """)
+    """,
+    )
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
@@ -58,7 +64,9 @@ def test_a_timeout_is_retried_only_when_listed(tmp_path: Path, omg, run_dir_chec
 
 
 def test_a_verify_timeout_is_not_a_judgment(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, """
+    g = write_graph(
+        tmp_path,
+        """
         name: slowverify
         nodes:
           - id: impl
@@ -69,7 +77,8 @@ def test_a_verify_timeout_is_not_a_judgment(tmp_path: Path, omg, run_dir_check) 
             success_check:
               verify: {command: sleep 30, timeout: 300ms}
             feedback: {rerun: impl, max: 2}
-    """)
+    """,
+    )
     t0 = time.monotonic()
     r = omg_run(omg, g)
     assert r.code == 1, r.explain()

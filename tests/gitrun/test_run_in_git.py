@@ -71,7 +71,9 @@ def branch_files(repo: pygit2.Repository, ref: str) -> dict[str, str]:
     return out
 
 
-def test_run_commits_each_settled_node_without_touching_the_user_checkout(omg, origin, run_dir_check):
+def test_run_commits_each_settled_node_without_touching_the_user_checkout(
+    omg, origin, run_dir_check
+):
     repo, _ = origin
     work = Path(repo.workdir)
     (work / "tracked.txt").write_text("user edit, not staged\n")
@@ -92,14 +94,18 @@ def test_run_commits_each_settled_node_without_touching_the_user_checkout(omg, o
     assert (work / "tracked.txt").read_text() == "user edit, not staged\n"
     assert (work / "untracked.txt").read_text() == "scratch\n"
     status = repo.status()
-    assert not any(p.startswith(".omg") for p in status), "the run directory must not show in git status"
+    assert not any(p.startswith(".omg") for p in status), (
+        "the run directory must not show in git status"
+    )
 
     files = branch_files(repo, "refs/heads/omg/runs/r1")
     state = json.loads(files["state.json"])
     assert state["paused_at"] == "approve"
     assert state["nodes"]["check"]["verdict"] == "PASS"
     assert "events.jsonl" in files and "artifacts/write.out" in files
-    messages = [c.message.strip() for c in repo.walk(repo.references["refs/heads/omg/runs/r1"].target)]
+    messages = [
+        c.message.strip() for c in repo.walk(repo.references["refs/heads/omg/runs/r1"].target)
+    ]
     assert any("write PASS" in m for m in messages)
     assert any("check PASS" in m for m in messages)
     assert messages[0].endswith("paused at approve")
@@ -110,7 +116,9 @@ def test_run_commits_each_settled_node_without_touching_the_user_checkout(omg, o
     assert lane_files["work.txt"] == "first\n"
 
 
-def test_fresh_clone_resumes_from_the_pushed_branch_and_restores_the_worktree(omg, origin, tmp_path):
+def test_fresh_clone_resumes_from_the_pushed_branch_and_restores_the_worktree(
+    omg, origin, tmp_path
+):
     repo, bare = origin
     work = Path(repo.workdir)
     res = omg("run", "graph.yaml", "--run-id", "r2", "--push", "origin", cwd=work)
@@ -118,8 +126,9 @@ def test_fresh_clone_resumes_from_the_pushed_branch_and_restores_the_worktree(om
 
     clone = tmp_path / "clone"
     pygit2.clone_repository(bare.as_uri(), str(clone))
-    res = omg("resume", "r2", "--fetch", "origin", "--approve", "approve", "--push", "origin",
-              cwd=clone)
+    res = omg(
+        "resume", "r2", "--fetch", "origin", "--approve", "approve", "--push", "origin", cwd=clone
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     state = json.loads((clone / ".omg/runs/r2/state.json").read_text())
     assert state["status"] == "passed"
@@ -178,8 +187,9 @@ def test_a_lane_on_an_existing_branch_commits_and_pushes_back_to_it(omg, origin)
     pygit2.Repository(str(work)).remotes["origin"].push(["refs/heads/feature:refs/heads/feature"])
     (work / "pr.yaml").write_text(PR_GRAPH)
 
-    res = omg("run", "pr.yaml", "--run-id", "p1", "-i", "branch=feature", "--push", "origin",
-              cwd=work)
+    res = omg(
+        "run", "pr.yaml", "--run-id", "p1", "-i", "branch=feature", "--push", "origin", cwd=work
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
     remote = pygit2.Repository(str(bare))

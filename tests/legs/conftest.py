@@ -61,12 +61,19 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 def cli(tmp_path: Path) -> Cli:
     """The real CLI; `run` and `resume` get --no-commit (git is another test suite's business)."""
 
-    def call(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def call(
+        *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         argv = list(args)
         if argv and argv[0] in ("run", "resume"):
             argv.append("--no-commit")
-        return subprocess.run(omg_cmd(*argv), cwd=cwd or tmp_path, env=env or child_env(),
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            omg_cmd(*argv),
+            cwd=cwd or tmp_path,
+            env=env or child_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     return call

@@ -80,8 +80,13 @@ def omg_cmd(*args: str) -> list[str]:
 def popen_omg(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Start the real CLI in its own process group (so a test can SIGKILL the whole group)."""
     return subprocess.Popen(
-        omg_cmd(*args), cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        omg_cmd(*args),
+        cwd=cwd,
+        env=env or child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 

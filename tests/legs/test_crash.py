@@ -124,8 +124,9 @@ def _start_in_process(root: Path, rid: str) -> dict[str, Any]:
     graph = load_graph(root / "g.yaml")
     env = Environment(runs_dir=root / RUNS, root=root, stderr=io.StringIO(), live=False)
     with contextlib.chdir(root):  # as the CLI runs it: the graph path relative to the cwd
-        _, _, st_ = start_run(graph, Path("g.yaml"), {}, env, LegOptions(graph.concurrency),
-                              run_id=rid)
+        _, _, st_ = start_run(
+            graph, Path("g.yaml"), {}, env, LegOptions(graph.concurrency), run_id=rid
+        )
     return st_
 
 
@@ -135,13 +136,19 @@ def _resume_in_process(root: Path, rid: str) -> Any:
     from omg.loader import graph_from_snapshot
 
     env = Environment(runs_dir=root / RUNS, root=root, stderr=io.StringIO(), live=False)
-    result, _ = resume_run(rid, env, lambda g: LegOptions(g.concurrency),
-                           snapshot_loader=graph_from_snapshot, warn=lambda m: None)
+    result, _ = resume_run(
+        rid,
+        env,
+        lambda g: LegOptions(g.concurrency),
+        snapshot_loader=graph_from_snapshot,
+        warn=lambda m: None,
+    )
     return result
 
 
-@pytest.mark.parametrize("lag", [0, 1, None],
-                         ids=["state-current", "state-one-write-behind", "state-lost"])
+@pytest.mark.parametrize(
+    "lag", [0, 1, None], ids=["state-current", "state-one-write-behind", "state-lost"]
+)
 def test_every_prefix_of_the_stream_resumes_to_the_same_state(
     tmp_path: Path, lag: int | None, run_dir_check: Callable[[Path], dict]
 ) -> None:
@@ -161,8 +168,9 @@ def test_every_prefix_of_the_stream_resumes_to_the_same_state(
         rd = run_path(root, "r")
         rd.mkdir(parents=True)
         prefix = full[:k]
-        (rd / "events.jsonl").write_text("".join(
-            json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in prefix))
+        (rd / "events.jsonl").write_text(
+            "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in prefix)
+        )
         snap = prefix[: len(prefix) - lag] if lag is not None else []
         if snap:
             (rd / "state.json").write_text(canonical_json(fold(snap)))
@@ -223,13 +231,20 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
     env = Environment(runs_dir=tmp_path / RUNS, root=tmp_path, stderr=io.StringIO(), live=False)
     from omg.engine import LegOptions
 
-    resume_run("r", env, lambda g: LegOptions(1), snapshot_loader=graph_from_snapshot,
-               warn=lambda m: None, decision=Decision(gate, approve, "ann", "because"))
+    resume_run(
+        "r",
+        env,
+        lambda g: LegOptions(1),
+        snapshot_loader=graph_from_snapshot,
+        warn=lambda m: None,
+        decision=Decision(gate, approve, "ann", "because"),
+    )
     full = events(rd)
     cut = next(i for i, e in enumerate(full) if e["event"] in ("gate_approved", "gate_rejected"))
     prefix = full[: cut + 1]
-    (rd / "events.jsonl").write_text("".join(
-        json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in prefix))
+    (rd / "events.jsonl").write_text(
+        "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in prefix)
+    )
     (rd / "state.json").write_text(canonical_json(fold(prefix)))
     result = _resume_in_process(tmp_path, "r")
     assert result is not None and result.outcome == ("passed" if approve else "failed")
@@ -291,9 +306,13 @@ def _plan(rnd: random.Random) -> list[Kill]:
     """One or two kills. Drawn from a true-random source, not from hypothesis: its draws lean
     towards the simplest values (0.0) and repeat, which would bunch the kills; the timing of a
     kill is not reproducible anyway, so there is nothing to shrink."""
-    return [Kill(0.0 if rnd.random() < 0.12 else rnd.random(),
-                 rnd.choice([0.0, 0.0, 0.0005, 0.002, 0.005, 0.01, 0.3]))
-            for _ in range(rnd.choice([1, 1, 2]))]
+    return [
+        Kill(
+            0.0 if rnd.random() < 0.12 else rnd.random(),
+            rnd.choice([0.0, 0.0, 0.0005, 0.002, 0.005, 0.01, 0.3]),
+        )
+        for _ in range(rnd.choice([1, 1, 2]))
+    ]
 
 
 def _count_events(rd: Path) -> int:
@@ -322,8 +341,9 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
     points: list[dict[str, Any]] = []
     examples = [0]
 
-    @settings(max_examples=30, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(dag=dags(), rnd=st.randoms(use_true_random=True))
     def prop(dag: Dag, rnd: random.Random) -> None:
         plan = _plan(rnd)
@@ -357,23 +377,43 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
             evs = events(rd)
             new = evs[known:]
             open_leg = bool(new) and new[-1]["event"] != "run_finished"
-            landed = ("after exit" if exited else "before any event" if not new
-                      else "mid-leg" if open_leg else "after run_finished")
-            points.append({"landed": landed, "position": len(new),
-                           "last": new[-1]["event"] if new else None,
-                           "in_flight": len(of_kind(new, "node_started"))
-                           - len(of_kind(new, "node_passed", "node_failed"))})
+            landed = (
+                "after exit"
+                if exited
+                else "before any event"
+                if not new
+                else "mid-leg"
+                if open_leg
+                else "after run_finished"
+            )
+            points.append(
+                {
+                    "landed": landed,
+                    "position": len(new),
+                    "last": new[-1]["event"] if new else None,
+                    "in_flight": len(of_kind(new, "node_started"))
+                    - len(of_kind(new, "node_passed", "node_failed")),
+                }
+            )
             if open_leg:  # what `omg status` derives — and nothing is appended to say it
                 # A child forked in the instant of the kill shares the lock until its exec.
-                wait_for(lambda: status.derive(load_run(RunDir(rd))[0], RunDir(rd))
-                         == "abandoned", timeout=5)
+                wait_for(
+                    lambda: status.derive(load_run(RunDir(rd))[0], RunDir(rd)) == "abandoned",
+                    timeout=5,
+                )
             if evs:
                 counts = {n: log_lines(root).count(n) for n in passed_nodes(evs)}
                 guarded.append((evs[-1]["leg"], passed_nodes(evs), counts))
 
         for _ in range(6):  # then `omg resume` until the run settles (at least once)
-            res = subprocess.run(omg_cmd(*_next_leg_cmd(rd)), cwd=root, env=child_env(),
-                                 capture_output=True, text=True, timeout=60)
+            res = subprocess.run(
+                omg_cmd(*_next_leg_cmd(rd)),
+                cwd=root,
+                env=child_env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert "Traceback" not in res.stderr, res.stderr
             if _settled(rd):
                 # 3: a run that failed (and halted) asks for --retry-failed instead.

@@ -34,6 +34,7 @@ def _set_state(field: str, value: object) -> Callable[[Path], None]:
         st = json.loads((rd / "state.json").read_text())
         st[field] = value
         (rd / "state.json").write_text(json.dumps(st))
+
     return damage
 
 
@@ -41,6 +42,7 @@ def _append(data: bytes) -> Callable[[Path], None]:
     def damage(rd: Path) -> None:
         with (rd / "events.jsonl").open("ab") as fh:
             fh.write(data)
+
     return damage
 
 
@@ -70,14 +72,20 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
     "empty events": (lambda rd: (rd / "events.jsonl").write_bytes(b""), "events were lost"),
     "missing events": (lambda rd: (rd / "events.jsonl").unlink(), "no events.jsonl"),
     "unknown state schema": (_set_state("schema", 99), "state schema 99"),
-    "garbage state": (lambda rd: (rd / "state.json").write_bytes(b"\x89PNG\r\n\x1a\n\xff"),
-                      "not valid JSON"),
+    "garbage state": (
+        lambda rd: (rd / "state.json").write_bytes(b"\x89PNG\r\n\x1a\n\xff"),
+        "not valid JSON",
+    ),
     "truncated state": (_truncate_state, "not valid JSON"),
     "state of the wrong shape": (_set_state("nodes", ["a"]), "damaged: field 'nodes'"),
-    "state record of the wrong shape": (_set_state("nodes", {"a": {"verdict": "PASS"}}),
-                                        "field 'round' of node 'a'"),
-    "state that is not an object": (lambda rd: (rd / "state.json").write_text("[1, 2]\n"),
-                                    "not an omg state file"),
+    "state record of the wrong shape": (
+        _set_state("nodes", {"a": {"verdict": "PASS"}}),
+        "field 'round' of node 'a'",
+    ),
+    "state that is not an object": (
+        lambda rd: (rd / "state.json").write_text("[1, 2]\n"),
+        "not an omg state file",
+    ),
 }
 
 
@@ -91,8 +99,14 @@ def paused_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One run paused at its gate (made once through the real CLI; each test damages a copy)."""
     root = tmp_path_factory.mktemp("paused")
     write_graph(root, GRAPH)
-    res = subprocess.run(omg_cmd("run", "g.yaml", "--run-id", "r", "--no-commit"), cwd=root,
-                         env=child_env(), capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        omg_cmd("run", "g.yaml", "--run-id", "r", "--no-commit"),
+        cwd=root,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 4, res.stderr
     return run_path(root, "r")
 

@@ -66,10 +66,20 @@ def test_same_outcomes_same_launches_same_events_same_state(cli: Cli, tmp_path: 
     from omg.state import stable_view
 
     one, two = two_runs(cli, tmp_path, concurrency=1)
-    assert launches(events(one)) == launches(events(two)) == [
-        ("setup", 0), ("left", 0), ("flaky", 0), ("impl", 0), ("review", 0),
-        ("impl", 1), ("review", 1), ("ship", 0),
-    ]
+    assert (
+        launches(events(one))
+        == launches(events(two))
+        == [
+            ("setup", 0),
+            ("left", 0),
+            ("flaky", 0),
+            ("impl", 0),
+            ("review", 0),
+            ("impl", 1),
+            ("review", 1),
+            ("ship", 0),
+        ]
+    )
     # Every event, field for field, apart from when it happened and how long it took.
     assert stable_events(events(one)) == stable_events(events(two))
     assert stable_view(state(one)) == stable_view(state(two))

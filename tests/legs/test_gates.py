@@ -40,8 +40,9 @@ def test_gate_pauses_after_in_flight_nodes_finish_and_persists_before_exit_4(
     kinds = [e["event"] for e in evs]
     # slow was in flight when the gate paused the leg: it finished and was recorded first.
     assert kinds.index("gate_paused") < kinds.index("run_finished")
-    slow_pass = next(i for i, e in enumerate(evs) if e["event"] == "node_passed"
-                     and e["node_id"] == "slow")
+    slow_pass = next(
+        i for i, e in enumerate(evs) if e["event"] == "node_passed" and e["node_id"] == "slow"
+    )
     assert slow_pass < kinds.index("run_finished")
     assert of_kind(evs, "gate_paused")[0]["description"] == "Is the build good enough to ship?"
     fin = evs[-1]
@@ -113,7 +114,9 @@ def test_reject_fails_the_gate_and_prunes_what_depends_on_it(cli: Cli, tmp_path:
 
 
 def test_reject_follows_on_fail_continue(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: cont
 on_fail: continue
 nodes:
@@ -127,7 +130,8 @@ nodes:
     run: echo other >> log.txt
   - id: late
     run: echo late >> log.txt
-""")
+""",
+    )
     assert cli("run", "g.yaml", "--run-id", "r", "-c", "1").returncode == 4
     res = cli("resume", "r", "--reject", "gate", "--reason", "no")
     assert res.returncode == 1, res.stderr
@@ -166,7 +170,9 @@ def test_decisions_that_are_refused_leave_the_run_untouched(cli: Cli, tmp_path: 
 
 
 def test_a_recorded_decision_is_never_re_asked(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: two-gates
 nodes:
   - id: first
@@ -180,7 +186,8 @@ nodes:
   - id: end
     depends_on: [second]
     run: echo end >> log.txt
-""")
+""",
+    )
     rd = run_path(tmp_path, "r")
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 4
     assert cli("resume", "r", "--approve", "first", "--by", "a").returncode == 4

@@ -46,7 +46,9 @@ def test_max_nodes_pauses_each_leg_for_its_budget(cli: Cli, tmp_path: Path) -> N
 
 
 def test_max_minutes_starts_no_node_whose_timeout_would_not_fit(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: timed
 nodes:
   - id: quick
@@ -60,7 +62,8 @@ nodes:
     depends_on: [long]
     timeout: 1s
     run: echo tail >> log.txt
-""")
+""",
+    )
     rd = run_path(tmp_path, "r")
     # 0.1 minute = 6 s: quick (2 s) fits, long (10 min) does not — it is not even started.
     res = cli("run", "g.yaml", "--run-id", "r", "--max-minutes", "0.1")
@@ -78,7 +81,9 @@ nodes:
 
 
 def test_a_budget_pause_is_not_a_gate_pause(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: both
 nodes:
   - id: a
@@ -92,7 +97,8 @@ nodes:
   - id: c
     depends_on: [b]
     run: 'true'
-""")
+""",
+    )
     rd = run_path(tmp_path, "r")
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 4
     gate_fin = events(rd)[-1]
@@ -105,8 +111,11 @@ nodes:
     assert launches(events(rd), leg=2) == [("b", 0)]
     assert "paused for leg budget" in cli("status", "r").stdout
     assert cli("resume", "r").returncode == 0
-    assert [e["outcome"] for e in of_kind(events(rd), "run_finished")] == ["paused", "paused",
-                                                                          "passed"]
+    assert [e["outcome"] for e in of_kind(events(rd), "run_finished")] == [
+        "paused",
+        "paused",
+        "passed",
+    ]
 
 
 def test_max_nodes_zero_runs_nothing_and_pauses(cli: Cli, tmp_path: Path) -> None:

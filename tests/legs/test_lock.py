@@ -31,8 +31,12 @@ def test_a_second_leg_is_refused_while_the_first_holds_the_lock(cli: Cli, tmp_pa
         inode = lock.stat().st_ino
         assert lock.read_text().splitlines() == ["omg-leg-lock 1", str(first.pid)]
         before = (rd / "events.jsonl").read_bytes()
-        for args in (("resume", "r"), ("resume", "r", "--retry-failed"),
-                     ("resume", "r", "--approve", "gate"), ("replay", "r", "--write")):
+        for args in (
+            ("resume", "r"),
+            ("resume", "r", "--retry-failed"),
+            ("resume", "r", "--approve", "gate"),
+            ("replay", "r", "--write"),
+        ):
             res = cli(*args)
             assert res.returncode == 3, (args, res.stderr)
             assert "has a leg in flight" in res.stderr and "leg.lock" in res.stderr

@@ -28,8 +28,10 @@ def test_resume_runs_the_snapshot_and_warns_when_the_file_changed(cli: Cli, tmp_
     assert cli("run", "g.yaml", "--run-id", "r", "-i", "who=alice").returncode == 4
     rd = run_path(tmp_path, "r")
     snapshot = state(rd)["graph"]
-    path.write_text(GRAPH.replace("bye", "CHANGED").replace("nobody", "mallory")
-                    + "  - id: extra\n    run: echo extra >> log.txt\n")
+    path.write_text(
+        GRAPH.replace("bye", "CHANGED").replace("nobody", "mallory")
+        + "  - id: extra\n    run: echo extra >> log.txt\n"
+    )
     res = cli("resume", "r", "--approve", "gate")
     assert res.returncode == 0, res.stderr
     assert "g.yaml has changed since this run started" in res.stderr
@@ -52,9 +54,12 @@ def test_resume_needs_no_graph_file_at_all(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_each_leg_is_one_bracket_with_the_next_leg_number(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, GRAPH.replace("  - id: bye", "  - id: gate2\n    type: gate\n"
-                                        "    depends_on: [gate]\n  - id: bye")
-                .replace("depends_on: [gate]\n    run", "depends_on: [gate2]\n    run"))
+    write_graph(
+        tmp_path,
+        GRAPH.replace(
+            "  - id: bye", "  - id: gate2\n    type: gate\n    depends_on: [gate]\n  - id: bye"
+        ).replace("depends_on: [gate]\n    run", "depends_on: [gate2]\n    run"),
+    )
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 4
     assert cli("resume", "r", "--approve", "gate").returncode == 4
     assert cli("resume", "r", "--approve", "gate2").returncode == 0
@@ -69,17 +74,24 @@ def test_each_leg_is_one_bracket_with_the_next_leg_number(cli: Cli, tmp_path: Pa
 
 
 def test_resume_concurrency_flag_applies_to_the_new_leg(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: wide
 concurrency: 4
 nodes:
   - id: gate
     type: gate
-""" + "".join(f"""\
+"""
+        + "".join(
+            f"""\
   - id: w{i}
     depends_on: [gate]
     run: 'echo start{i} >> log.txt; sleep 0.05; echo end{i} >> log.txt'
-""" for i in range(3)))
+"""
+            for i in range(3)
+        ),
+    )
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 4
     assert cli("resume", "r", "--approve", "gate", "--concurrency", "1").returncode == 0
     # One at a time: every node ends before the next starts.

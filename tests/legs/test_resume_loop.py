@@ -26,13 +26,19 @@ def graph(block: str, passes_on: int | None, max_rounds: int = 3) -> str:
 
     def cmd(nid: str, extra: str = "") -> str:
         # The hung execution is orphaned by the kill; released by `go`, it exits doing nothing.
-        hang = (f'if [ "$(grep -c {nid} log.txt)" = 2 ] && [ ! -f go ]; then '
+        hang = (
+            (
+                f'if [ "$(grep -c {nid} log.txt)" = 2 ] && [ ! -f go ]; then '
                 "touch hanging; while [ ! -f go ]; do sleep 0.01; done; exit 9; fi; "
-                ) if nid == block else ""
+            )
+            if nid == block
+            else ""
+        )
         return f"'echo {nid} >> log.txt; {hang}{extra}true'"
 
     verdict = "echo v >> verdicts.txt; " + (
-        "false" if passes_on is None else f'[ "$(grep -c v verdicts.txt)" -ge {passes_on} ]')
+        "false" if passes_on is None else f'[ "$(grep -c v verdicts.txt)" -ge {passes_on} ]'
+    )
     return f"""\
 name: midloop
 nodes:
@@ -83,7 +89,7 @@ def test_killed_in_round_1_resumes_round_1_and_ends_as_an_uninterrupted_run(
     evs = events(rd)
     body = ["impl", "lint", "review"]
     # The new leg starts where round 1 stood: the node in flight, then the rest of round 1.
-    expected = [(n, 1) for n in body[body.index(block):]] + [(n, 2) for n in body] + [("ship", 0)]
+    expected = [(n, 1) for n in body[body.index(block) :]] + [(n, 2) for n in body] + [("ship", 0)]
     assert launches(evs, leg=2) == expected
     # Body records of round 1 that had passed were kept, not re-run.
     assert not {n for n, r in launches(evs, leg=2) if r == 1} & set(body[: body.index(block)])
@@ -97,8 +103,14 @@ def test_rounds_already_spent_are_not_given_back(cli: Cli, tmp_path: Path) -> No
     assert res.returncode == 1, res.stderr
     evs = events(rd)
     # max 2, killed in round 1: round 1 finishes, one more round (2), then the loop is spent.
-    assert launches(evs, leg=2) == [("impl", 1), ("lint", 1), ("review", 1),
-                                    ("impl", 2), ("lint", 2), ("review", 2)]
+    assert launches(evs, leg=2) == [
+        ("impl", 1),
+        ("lint", 1),
+        ("review", 1),
+        ("impl", 2),
+        ("lint", 2),
+        ("review", 2),
+    ]
     fired = [e["round"] for e in of_kind(evs, "node_retried") if e["reason"] == "feedback"]
     assert fired == [1, 2]
     rec = state(rd)["nodes"]["review"]

@@ -85,7 +85,9 @@ def test_retry_failed_buys_a_fresh_set_of_rounds(cli: Cli, tmp_path: Path) -> No
 
 def test_retry_failed_keeps_a_loop_marker_and_continues_its_round(cli: Cli, tmp_path: Path) -> None:
     # lint breaks (a final failure: lint has no arc) on its second execution — round 1 of the loop.
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: mid
 nodes:
   - id: impl
@@ -97,7 +99,8 @@ nodes:
     depends_on: [lint]
     run: 'echo review >> log.txt; test -f ok'
     feedback: {rerun: impl, max: 2}
-""")
+""",
+    )
     rd = run_path(tmp_path, "r")
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 1
     st = state(rd)
@@ -110,8 +113,13 @@ nodes:
     assert cli("resume", "r", "--retry-failed").returncode == 1
     evs = events(rd)
     # lint re-runs in round 1 (impl's round-1 PASS is kept), then max − 1 = 1 round remains.
-    assert launches(evs, leg=2) == [("lint", 1), ("review", 1), ("impl", 2), ("lint", 2),
-                                    ("review", 2)]
+    assert launches(evs, leg=2) == [
+        ("lint", 1),
+        ("review", 1),
+        ("impl", 2),
+        ("lint", 2),
+        ("review", 2),
+    ]
     fired = [e["round"] for e in of_kind(evs, "node_retried") if e["reason"] == "feedback"]
     assert fired == [1, 2]
     assert state(rd)["nodes"]["review"]["detail"].startswith("feedback exhausted after 2 round(s)")
@@ -130,7 +138,9 @@ def test_retry_failed_with_nothing_failed_appends_no_leg(cli: Cli, tmp_path: Pat
 
 
 def test_retry_failed_reruns_a_plain_failure_and_what_it_pruned(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: plain
 on_fail: continue
 nodes:
@@ -141,7 +151,8 @@ nodes:
     run: echo after >> log.txt
   - id: side
     run: echo side >> log.txt
-""")
+""",
+    )
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 1
     (tmp_path / "ok").touch()
     assert cli("resume", "r", "--retry-failed").returncode == 0
@@ -149,7 +160,9 @@ nodes:
     assert sorted(log_lines(tmp_path)) == ["after", "flaky", "flaky", "side"]
 
 
-def test_the_ledger_counts_retries_not_attempts_carried_across_legs(cli: Cli, tmp_path: Path) -> None:
+def test_the_ledger_counts_retries_not_attempts_carried_across_legs(
+    cli: Cli, tmp_path: Path
+) -> None:
     """Attempts a --retry-failed leg adds are not retries; only retry: attempts are."""
     write_graph(tmp_path, "name: once\nnodes:\n  - id: flaky\n    run: test -f ok\n")
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 1

@@ -55,7 +55,9 @@ def test_status_lists_every_run_with_its_derived_status(cli: Cli, tmp_path: Path
 
 
 def test_one_run_in_detail_shows_the_ledger_and_the_next_step(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, """\
+    write_graph(
+        tmp_path,
+        """\
 name: detail
 nodes:
   - id: build
@@ -66,7 +68,8 @@ nodes:
   - id: deploy
     depends_on: [ship-it]
     run: 'true'
-""")
+""",
+    )
     assert cli("run", "g.yaml", "--run-id", "r").returncode == 4
     out = cli("status", "r").stdout
     lines = out.splitlines()
