@@ -34,7 +34,7 @@ def _environment(runs_dir: Path) -> Environment:
 def _report(
     run_id: str, result: LegResult | None, state: State, graph_data: Mapping[str, object]
 ) -> int:
-    from omg.model import graph_from_data
+    from omg.construct import graph_from_data
 
     graph = graph_from_data(graph_data)
     print()

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from omg.construct import graph_from_data
 from omg.errors import GraphError
 from omg.findings import Finding
-from omg.model import Graph, graph_from_data
+from omg.model import Graph
 from omg.yamlpos import Positions, json_path, parse
 
 

@@ -74,7 +74,8 @@ def _run_started(st: State, ev: Event) -> None:
 
 def _clear_failed(st: State) -> None:
     """``--retry-failed``: drop FAIL records (not rejected gates), re-arm exhausted loops."""
-    from omg.model import EXHAUSTED_GATE_SUFFIX, graph_from_data  # pure; keeps fold light
+    from omg.construct import graph_from_data  # pure; keeps fold light
+    from omg.model import EXHAUSTED_GATE_SUFFIX
 
     graph = graph_from_data(st["graph"])
     nodes: dict[str, Any] = st["nodes"]

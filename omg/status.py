@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from omg import ledger
+from omg.construct import graph_from_data
 from omg.errors import OmgError, StateError
-from omg.model import graph_from_data
 from omg.rundir import RunDir, canonical_json
 from omg.state import State, diff, fold
 

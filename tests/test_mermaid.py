@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from omg.construct import graph_from_data
 from omg.mermaid import escape, render_mermaid
-from omg.model import Graph, graph_from_data
+from omg.model import Graph
 
 NODES: list[dict[str, Any]] = [
     {"id": "impl.v2", "prompt": "p"},

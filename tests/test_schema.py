@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from omg.model import graph_from_data, node_from_data
+from omg.construct import graph_from_data, node_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / "graph.schema.json"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from omg.model import Feedback, Graph, Retry, graph_from_data
+from omg.construct import graph_from_data
+from omg.model import Feedback, Graph, Retry
 from omg.validate import validate
 
 

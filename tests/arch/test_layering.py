@@ -10,7 +10,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "omg"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
-PURE = ("model.py", "schedule.py", "state.py", "placeholders.py", "durations.py", "findings.py")
+PURE = (
+    "model.py",
+    "construct.py",
+    "schedule.py",
+    "state.py",
+    "placeholders.py",
+    "durations.py",
+    "findings.py",
+)
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
 

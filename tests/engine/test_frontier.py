@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omg import schedule
-from omg.model import Graph, graph_from_data
+from omg.construct import graph_from_data
+from omg.model import Graph
 from omg.state import apply, empty_state
 
 
