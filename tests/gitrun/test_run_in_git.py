@@ -198,3 +198,25 @@ def test_a_lane_on_an_existing_branch_commits_and_pushes_back_to_it(omg, origin)
     assert remote[tip.tree["notes.txt"].id].data == b"fixed\n"
     assert "omg p1 fix" in tip.message
     assert pygit2.Repository(str(work)).head.target == head  # the user's checkout stayed put
+
+
+def test_clean_removes_checkouts_but_keeps_a_branch_with_unpushed_work(omg, origin):
+    repo, _ = origin
+    work = Path(repo.workdir)
+    assert omg("run", "graph.yaml", "--run-id", "c1", cwd=work).returncode == 4
+    lane = work / ".omg/worktrees/c1/lane"
+    assert (lane / "work.txt").exists()
+
+    res = omg("clean", "c1", cwd=work)
+    assert res.returncode == 0, res.stderr
+    repo = pygit2.Repository(str(work))
+    assert "omg/work/c1/lane" in repo.branches.local, "unpushed lane commits must survive"
+    assert "omg/work/c1/lane" in res.stdout  # the note says what was kept and why
+    assert not lane.exists()
+    assert "omg/runs/c1" in repo.branches.local  # the run's record is never cleaned away
+
+    pushed = omg("resume", "c1", "--approve", "approve", "--push", "origin", cwd=work)
+    assert pushed.returncode == 0, pushed.stderr
+    res = omg("clean", "c1", "--remote", "origin", cwd=work)
+    assert res.returncode == 0, res.stderr
+    assert "omg/work/c1/lane" not in pygit2.Repository(str(work)).branches.local

@@ -1,0 +1,44 @@
+"""`omg lint` and `omg graph` through the real console entry point: exit codes and formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "tests" / "graphs"
+
+
+def test_lint_exit_codes_are_0_valid_1_invalid_2_usage(omg, tmp_path: Path) -> None:
+    ok = omg("lint", str(ROOT / "graphs"))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "demo.yaml: valid" in ok.stdout
+
+    bad = omg("lint", str(CASES / "invalid" / "runtime_codex.yaml"))
+    assert bad.returncode == 1
+    assert 'error: node "impl": runtime "codex"' in bad.stdout
+
+    missing = omg("lint", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2
+    assert "Traceback" not in missing.stderr and missing.stderr.startswith("omg:")
+
+    wrong = omg("lint", "--format", "xml", str(ROOT / "graphs"))
+    assert wrong.returncode == 2 and "text, json, github" in wrong.stderr
+
+
+def test_lint_formats_json_and_github_annotations(omg) -> None:
+    bad = CASES / "invalid" / "runtime_codex.yaml"
+    as_json = omg("lint", "--format", "json", str(bad))
+    findings = json.loads(as_json.stdout)
+    (err,) = [f for f in findings if f["severity"] == "error"]
+    assert err["node"] == "impl" and err["line"] == 6 and err["code"] == "runtime"
+
+    gh = omg("lint", "--format", "github", str(bad))
+    assert gh.stdout.startswith(f"::error file={bad},line=6")
+
+
+def test_graph_prints_mermaid_with_the_feedback_arc_dashed(omg) -> None:
+    res = omg("graph", str(ROOT / "graphs" / "review-loop.yaml"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("flowchart TD")
+    assert '-. "max 2" .->' in res.stdout
