@@ -1,0 +1,41 @@
+"""The CLI's one error handler: OmgError → its message and exit code; a bug → traceback, exit 3."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+# A child process that adds one command which fails the way a bug would, then runs the CLI.
+BUGGY = textwrap.dedent("""
+    import sys
+    from omg import cli
+
+    @cli.app.command("boom")
+    def boom() -> None:
+        raise RuntimeError("kaboom")
+
+    sys.argv = ["omg", "boom"]
+    cli.main()
+""")
+
+
+def test_a_bug_prints_unexpected_error_and_the_traceback_and_exits_3() -> None:
+    res = subprocess.run([sys.executable, "-c", BUGGY], capture_output=True, text=True)
+    assert res.returncode == 3
+    assert res.stderr.startswith("omg: unexpected error")
+    assert "Traceback" in res.stderr and "RuntimeError: kaboom" in res.stderr
+
+
+def test_an_omg_error_is_one_clear_line_with_its_exit_code(omg, tmp_path) -> None:
+    res = omg("resume", "no-such-run", "--runs-dir", str(tmp_path))
+    assert res.returncode == 3
+    assert res.stderr.strip().splitlines()[-1].startswith("omg: no run 'no-such-run'")
+    assert "Traceback" not in res.stderr
+
+
+def test_usage_errors_exit_2(omg) -> None:
+    res = omg("resume", "r", "--approve", "g", "--reject", "g", "--reason", "x")
+    assert res.returncode == 2 and "mutually exclusive" in res.stderr
+    res = omg("run")  # missing argument: typer's own usage error
+    assert res.returncode == 2
