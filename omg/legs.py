@@ -177,7 +177,10 @@ def resume_run(
     """The next leg of an existing run; None when there was nothing to do (no leg appended)."""
     rundir = RunDir(env.runs_dir / run_id)
     if not rundir.exists():
-        raise StateError(f"no run {run_id!r} in {env.runs_dir}; `omg status` lists the runs there")
+        raise StateError(
+            f"no run {run_id!r} in {env.runs_dir}; `omg status` lists the runs there, and a run "
+            f"pushed from another machine is fetched with `omg resume --fetch origin {run_id}`"
+        )
     rundir.lock()
     try:
         state, last = load_run(rundir)
