@@ -54,6 +54,7 @@ class Leg:
     ) -> None:
         self.ctx = ctx
         self.opts = opts
+        ctx.time_left = self.time_left  # executions ask it before each retry
         self.on_settled = on_settled
         self.clock = clock
         self.started = clock()
@@ -172,14 +173,17 @@ class Leg:
         self.stop = "gate"
         self.paused_at = gate
 
+    def time_left(self) -> float | None:
+        """Seconds left in the leg's --max-minutes budget (None: no budget)."""
+        if self.opts.max_minutes is None:
+            return None
+        return self.opts.max_minutes * 60 - (self.clock() - self.started)
+
     def _leg_budget_allows(self, node: Node) -> bool:
         if self.opts.max_nodes is not None and self.launched >= self.opts.max_nodes:
             return False
-        if self.opts.max_minutes is not None:
-            left = self.opts.max_minutes * 60 - (self.clock() - self.started)
-            if node.timeout_s > left:
-                return False
-        return True
+        left = self.time_left()
+        return left is None or node.timeout_s <= left
 
     def _graph_budget_spent(self, node: Node) -> bool:
         cap = self.graph.budget_usd
@@ -234,6 +238,17 @@ class Leg:
             return
         if res.reply.strip():
             rd.write_payload(rd.failed(res.node_id), res.reply)
+        if res.deferred:  # not final: the spend is recorded, the next leg runs the node again
+            rec.emit(
+                "node_retried",
+                reason="leg_budget",
+                cause=res.cause,
+                detail=res.detail,
+                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
+            )
+            self.stop = "leg_budget"
+            self._hook(res.node_id, "", res.round)
+            return
         cause = res.cause or "run_error"
         decision = rec.read(
             lambda st: schedule.judge_feedback(

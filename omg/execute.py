@@ -6,7 +6,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,6 +46,7 @@ class Context:
     workspace: Workspace
     parent_env: Mapping[str, str]
     budget_left: Callable[[], float | None] = lambda: None
+    time_left: Callable[[], float | None] = lambda: None  # seconds left in the leg's budget
     sleep: Callable[[float], None] = time.sleep
 
 
@@ -69,6 +70,7 @@ class Result:
     duration_s: float = 0.0
     retries: int = 0
     started: bool = True  # False when it failed before any attempt (no node_started)
+    deferred: bool = False  # a retry the leg's time budget could not hold; the next leg runs it
 
 
 class Renderer:
@@ -198,8 +200,17 @@ def execute(
         if j.passed or j.cause not in node.retry.on or attempt == max_attempts:
             return _result(node, round_, out, j, attempt - 1, resume or session)
         prev = (out, j)
-        if node.retry.backoff is not None:
-            ctx.sleep(node.retry.backoff.delay_s(attempt))
+        delay = node.retry.backoff.delay_s(attempt) if node.retry.backoff is not None else 0.0
+        left = ctx.time_left()
+        if left is not None and delay + node.timeout_s > left:
+            res = _result(node, round_, out, j, attempt - 1, resume or session)
+            detail = (
+                f"retry deferred to the next leg: another attempt ({node.timeout} timeout) "
+                f"would not finish inside this leg's time budget; {j.detail}"
+            )
+            return replace(res, deferred=True, detail=detail)
+        if delay:
+            ctx.sleep(delay)
     raise AssertionError("unreachable")
 
 

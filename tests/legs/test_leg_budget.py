@@ -125,3 +125,37 @@ def test_max_nodes_zero_runs_nothing_and_pauses(cli: Cli, tmp_path: Path) -> Non
     assert launches(events(rd)) == [] and state(rd)["legs"][0]["reason"] == "leg_budget"
     assert cli("resume", "r").returncode == 0
     assert log_lines(tmp_path) == ["a", "b", "c"]
+
+
+RETRYING = """\
+name: flaky
+nodes:
+  - id: flaky
+    run: 'echo try >> log.txt; test -f ok'
+    timeout: 40s
+    retry: {max: 2, on: [nonzero_exit], backoff: {initial: 25s}}
+"""
+
+
+def test_a_retry_the_leg_budget_cannot_hold_is_deferred_to_the_next_leg(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """40 s fits a 1-minute leg, 25 s of backoff + another 40 s does not: pause, don't overrun."""
+    write_graph(tmp_path, RETRYING)
+    rd = run_path(tmp_path, "r")
+    res = cli("run", "g.yaml", "--run-id", "r", "--max-minutes", "1")
+    assert res.returncode == 4, res.stderr
+    assert log_lines(tmp_path) == ["try"], "the retry was not started, nor waited for"
+    (deferred,) = of_kind(events(rd), "node_retried")
+    assert deferred["reason"] == "leg_budget" and deferred["cause"] == "nonzero_exit"
+    assert "retry deferred to the next leg" in deferred["detail"]
+    fin = events(rd)[-1]
+    assert (fin["outcome"], fin["reason"]) == ("paused", "leg_budget")
+    rec = state(rd)["nodes"]["flaky"]
+    assert rec["verdict"] == "" and rec["attempts"] == 1  # counted, not final
+
+    (tmp_path / "ok").write_text("")
+    res = cli("resume", "r")
+    assert res.returncode == 0, res.stderr
+    assert state(rd)["nodes"]["flaky"]["verdict"] == "PASS"
+    assert log_lines(tmp_path) == ["try", "try"]
