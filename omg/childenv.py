@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM")
 #: Prefixes passed only to the claude runtime (its endpoint, auth and settings).
 CLAUDE_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_CONFIG_DIR")
-#: Never passed to a shell node or verify command unless the node names them in ``env:``.
-SECRETS = ("GITHUB_TOKEN", "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY")
+# Secrets (GITHUB_TOKEN, ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, OPENAI_API_KEY) reach a
+# shell node or verify command only when its ``env:`` names them: this is an allow-list.
 
 
 def child_env(

@@ -16,7 +16,7 @@ from omg import schedule
 from omg.engine import Leg, LegOptions, LegResult
 from omg.errors import InputError, StateError, UsageError
 from omg.execute import Context
-from omg.model import EXHAUSTED_GATE_SUFFIX, Graph, Node
+from omg.model import EXHAUSTED_GATE_SUFFIX, Graph
 from omg.proc import Spawner, spawn
 from omg.progress import Progress
 from omg.recorder import Recorder
@@ -384,7 +384,3 @@ def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
             f"warning: {src} has changed since this run started; the run continues the graph "
             "exactly as it was snapshotted in state.json, not as the file now reads"
         )
-
-
-def describe_node(node: Node) -> str:
-    return f"{node.id} ({node.kind})"

@@ -129,3 +129,16 @@ def test_schema_every_graph_field_is_read_by_the_model(key: str) -> None:
         "nodes": [{"id": "b", "run": "x"}],
     }
     assert graph_from_data({**base, key: samples[key]}) != graph_from_data(base)
+
+
+def test_schema_closed_sets_match_the_model() -> None:
+    """Retry causes and permission modes are spelled once in the model; the schema must agree."""
+    from omg.model import CAUSES, PERMISSION_MODES
+
+    defs = schema()["$defs"]
+    assert defs["retry"]["properties"]["on"]["items"]["enum"] == list(CAUSES)
+    modes = (
+        defs["agentNode"]["properties"].get("permission_mode")
+        or defs["node"]["properties"]["permission_mode"]
+    )
+    assert modes["enum"] == list(PERMISSION_MODES)

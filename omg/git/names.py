@@ -9,7 +9,6 @@ import pygit2
 from omg.errors import GitError
 
 RUNS = "refs/heads/omg/runs/"
-WORK = "refs/heads/omg/work/"
 BASES = "refs/omg/base/"
 HEADS = "refs/heads/"
 
