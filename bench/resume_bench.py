@@ -33,8 +33,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from omg.engine import LegResult
-from omg.proc import ProcResult
+from omg.leg.loop import LegResult
+from omg.runners.process import ProcResult
 
 LOOP_EVERY = 25  # a feedback loop closes every LOOP_EVERY nodes
 BODY = 5  # nodes in each loop body (target … declarer)
@@ -111,9 +111,9 @@ def no_fsync() -> Iterator[None]:
 
 
 def build(work: Path, n: int) -> Path:
-    from omg.engine import LegOptions
-    from omg.legs import Environment, resume_run, start_run
-    from omg.loader import graph_from_snapshot, load_graph
+    from omg.graph.load import graph_from_snapshot, load_graph
+    from omg.leg.loop import LegOptions
+    from omg.leg.start import Environment, resume_run, start_run
 
     graph_path = work / "g.yaml"
     graph_path.write_text(graph_text(n))
@@ -177,10 +177,10 @@ def floor_s(work: Path) -> float:
 
 def in_process(rundir_path: Path) -> tuple[float, float, int, float]:
     """(load_run s, full-fold s, tail events read, rebuilding the graph from the snapshot s)."""
-    from omg.legs import load_run
-    from omg.loader import graph_from_snapshot
-    from omg.rundir import RunDir
-    from omg.state import fold
+    from omg.graph.load import graph_from_snapshot
+    from omg.leg.start import load_run
+    from omg.state.fold import fold
+    from omg.state.store import RunDir
 
     rd = RunDir(rundir_path)
     p0 = time.perf_counter()

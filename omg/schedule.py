@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from omg.model import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Graph
+from omg.graph.model import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Graph
 
 Status = Literal["passed", "failed", "pending", "awaiting"]
 Records = Mapping[str, Mapping[str, Any]]

@@ -9,7 +9,7 @@ import textwrap
 # A child process that adds one command which fails the way a bug would, then runs the CLI.
 BUGGY = textwrap.dedent("""
     import sys
-    from omg import cli
+    from omg.cli import app as cli
 
     @cli.app.command("boom")
     def boom() -> None:

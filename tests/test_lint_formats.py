@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from omg.cli.lint import escape_data, escape_property, github, lint_paths
 from omg.errors import UsageError
-from omg.findings import Finding
-from omg.lint import collect
-from omg.lintfmt import escape_data, escape_property, github, lint_paths
+from omg.graph.findings import Finding
+from omg.graph.lint import collect
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).parent / "graphs"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omg.errors import GraphError
-from omg.loader import check_data, check_file, graph_from_snapshot, load_graph
+from omg.graph.load import check_data, check_file, graph_from_snapshot, load_graph
 
 CASES = Path(__file__).parent / "graphs"
 GOOD = "name: g\nnodes:\n  - id: a\n    run: echo hi\n"

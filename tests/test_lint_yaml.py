@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from omg.yamlpos import json_path, parse
+from omg.graph.yamlpos import json_path, parse
 
 TEXT = """\
 name: demo

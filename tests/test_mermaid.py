@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from omg.construct import graph_from_data
-from omg.mermaid import escape, render_mermaid
-from omg.model import Graph
+from omg.graph.build import graph_from_data
+from omg.graph.mermaid import escape, render_mermaid
+from omg.graph.model import Graph
 
 NODES: list[dict[str, Any]] = [
     {"id": "impl.v2", "prompt": "p"},

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omg.findings import Finding
-from omg.loader import check_data, check_file
+from omg.graph.findings import Finding
+from omg.graph.load import check_data, check_file
 
 IDS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,6}", fullmatch=True)
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from omg.construct import graph_from_data, node_from_data
+from omg.graph.build import graph_from_data, node_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / "graph.schema.json"
@@ -133,7 +133,7 @@ def test_schema_every_graph_field_is_read_by_the_model(key: str) -> None:
 
 def test_schema_closed_sets_match_the_model() -> None:
     """Retry causes and permission modes are spelled once in the model; the schema must agree."""
-    from omg.model import CAUSES, PERMISSION_MODES
+    from omg.graph.model import CAUSES, PERMISSION_MODES
 
     defs = schema()["$defs"]
     assert defs["retry"]["properties"]["on"]["items"]["enum"] == list(CAUSES)

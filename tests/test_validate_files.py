@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from omg.findings import Finding
-from omg.loader import check_file
+from omg.graph.findings import Finding
+from omg.graph.load import check_file
 
 CASES = Path(__file__).parent / "graphs"
 INVALID = sorted((CASES / "invalid").glob("*.yaml"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from omg.construct import graph_from_data
-from omg.model import Feedback, Graph, Retry
-from omg.validate import validate
+from omg.graph.build import graph_from_data
+from omg.graph.model import Feedback, Graph, Retry
+from omg.graph.validate import validate
 
 
 def graph(*nodes: dict[str, Any], **fields: Any) -> Graph:

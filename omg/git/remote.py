@@ -14,7 +14,7 @@ from pygit2.enums import CredentialType, FetchPrune
 from omg.errors import GitError, OmgError
 from omg.git.edge import describe, redact
 from omg.git.names import HEADS, RUNS
-from omg.github import server_host
+from omg.github.env import server_host
 
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omg import schedule
-from omg.construct import graph_from_data
-from omg.model import Graph
-from omg.state import apply, empty_state
+from omg.graph.build import graph_from_data
+from omg.graph.model import Graph
+from omg.state.fold import apply, empty_state
 
 
 @st.composite

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from omg.progress import Progress
+from omg.cli.progress import Progress
 
 
 def _events() -> list[dict]:

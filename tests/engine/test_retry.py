@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from omg.engine import LegOptions
-from omg.legs import Environment, start_run
-from omg.loader import load_graph
-from omg.proc import ProcResult, spawn
+from omg.graph.load import load_graph
+from omg.leg.loop import LegOptions
+from omg.leg.start import Environment, start_run
+from omg.runners.process import ProcResult, spawn
 
 from .kit import ScriptedClaude, of, omg_run, write_graph
 

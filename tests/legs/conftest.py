@@ -29,7 +29,7 @@ def every_run_dir_checked(
     yield
     if request.node.get_closest_marker("damaged"):
         return
-    from omg import status
+    from omg.cli import status
 
     for rd in run_dirs(tmp_path):
         run_dir_check(rd)

@@ -117,9 +117,9 @@ nodes:
 
 
 def _start_in_process(root: Path, rid: str) -> dict[str, Any]:
-    from omg.engine import LegOptions
-    from omg.legs import Environment, start_run
-    from omg.loader import load_graph
+    from omg.graph.load import load_graph
+    from omg.leg.loop import LegOptions
+    from omg.leg.start import Environment, start_run
 
     graph = load_graph(root / "g.yaml")
     env = Environment(runs_dir=root / RUNS, root=root, stderr=io.StringIO(), live=False)
@@ -131,9 +131,9 @@ def _start_in_process(root: Path, rid: str) -> dict[str, Any]:
 
 
 def _resume_in_process(root: Path, rid: str) -> Any:
-    from omg.engine import LegOptions
-    from omg.legs import Environment, resume_run
-    from omg.loader import graph_from_snapshot
+    from omg.graph.load import graph_from_snapshot
+    from omg.leg.loop import LegOptions
+    from omg.leg.start import Environment, resume_run
 
     env = Environment(runs_dir=root / RUNS, root=root, stderr=io.StringIO(), live=False)
     result, _ = resume_run(
@@ -154,8 +154,8 @@ def test_every_prefix_of_the_stream_resumes_to_the_same_state(
 ) -> None:
     """A SIGKILL can stop a leg after any event, with state.json current or one write behind
     (killed between the fsync'd append and the snapshot rename), or lost: model every point."""
-    from omg.rundir import canonical_json
-    from omg.state import fold
+    from omg.state.fold import fold
+    from omg.state.store import canonical_json
 
     base = tmp_path / "baseline"
     write_graph(base, PREFIX_GRAPH)
@@ -220,16 +220,16 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
 ) -> None:
     """Killed right after gate_approved/gate_rejected, before the gate's verdict event: the
     decision is on record, so the next leg applies it instead of pausing to ask again."""
-    from omg.legs import Decision, Environment, resume_run
-    from omg.loader import graph_from_snapshot
-    from omg.rundir import canonical_json
-    from omg.state import fold
+    from omg.graph.load import graph_from_snapshot
+    from omg.leg.start import Decision, Environment, resume_run
+    from omg.state.fold import fold
+    from omg.state.store import canonical_json
 
     write_graph(tmp_path, DECIDED[gate])
     _start_in_process(tmp_path, "r")
     rd = run_path(tmp_path, "r")
     env = Environment(runs_dir=tmp_path / RUNS, root=tmp_path, stderr=io.StringIO(), live=False)
-    from omg.engine import LegOptions
+    from omg.leg.loop import LegOptions
 
     resume_run(
         "r",
@@ -334,9 +334,9 @@ def _settled(rd: Path) -> bool:
 def test_sigkill_at_random_points_never_reruns_a_passed_node(
     tmp_path: Path, request: pytest.FixtureRequest, run_dir_check: Callable[[Path], dict]
 ) -> None:
-    from omg import status
-    from omg.legs import load_run
-    from omg.rundir import RunDir
+    from omg.cli import status
+    from omg.leg.start import load_run
+    from omg.state.store import RunDir
 
     points: list[dict[str, Any]] = []
     examples = [0]

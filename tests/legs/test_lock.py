@@ -72,7 +72,7 @@ def test_a_killed_leg_releases_the_lock_without_anyone_removing_it(
 
 def test_lock_in_process(tmp_path: Path) -> None:
     from omg.errors import StateError
-    from omg.rundir import RunDir
+    from omg.state.store import RunDir
 
     first, second = RunDir(tmp_path / "r"), RunDir(tmp_path / "r")
     assert second.probe_lock() == "free"

@@ -33,7 +33,7 @@ def multi_leg_run(cli: Cli, tmp_path: Path) -> Path:
 
 
 def tamper(rd: Path, fn: object) -> None:
-    from omg.rundir import canonical_json
+    from omg.state.store import canonical_json
 
     st = json.loads((rd / "state.json").read_text())
     fn(st)  # type: ignore[operator]

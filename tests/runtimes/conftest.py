@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from omg.model import Node
-from omg.proc import ProcResult, spawn
-from omg.runtimes import Invocation
+from omg.graph.model import Node
+from omg.runners import Invocation
+from omg.runners.process import ProcResult, spawn
 
 STUB_SOURCE = Path(__file__).resolve().parent / "stub_claude.py"
 #: The real interpreter's directory first, so the stub's `#!/usr/bin/env python3` needs no shim.

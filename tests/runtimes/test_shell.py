@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omg.runtimes.shell import ShellRuntime
+from omg.runners.shell import ShellRuntime
 
 
 def shell_inv(make_inv, command: str, **kw):

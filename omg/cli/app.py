@@ -1,0 +1,226 @@
+"""The command line: a thin typer dispatch table; each command calls one function.
+
+Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Literal, NoReturn, cast
+
+import typer
+
+from omg.errors import OmgError, UsageError
+
+app = typer.Typer(
+    name="omg",
+    help="Run graphs of agent sessions and shell checks inside git, one leg at a time.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where run directories live.")]
+DEFAULT_RUNS = Path(".omg/runs")
+Concurrency = Annotated[
+    int | None,
+    typer.Option("--concurrency", "-c", min=1, help="Parallel nodes (default: the graph's)."),
+]
+MaxMinutes = Annotated[
+    float | None,
+    typer.Option(
+        "--max-minutes", min=0, help="Leg time budget: start no node whose timeout would not fit."
+    ),
+]
+MaxNodes = Annotated[
+    int | None, typer.Option("--max-nodes", min=0, help="At most N node executions this leg.")
+]
+NoCommit = Annotated[bool, typer.Option("--no-commit", help="Do not commit the run to git.")]
+Push = Annotated[
+    str | None,
+    typer.Option("--push", metavar="REMOTE", help="Push the run branch after each commit."),
+]
+
+
+def _exit(code: int) -> NoReturn:
+    raise typer.Exit(code)
+
+
+@app.command()
+def lint(
+    paths: Annotated[list[Path], typer.Argument(help="Graph files or directories of *.yaml.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="text | json | github")] = "text",
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on advisories too.")] = False,
+) -> None:
+    """Check graph files: schema, semantic rules and advisories."""
+    from omg.cli.lint import lint_paths
+
+    if format not in ("text", "json", "github"):
+        raise UsageError(f"--format {format!r} is not one of text, json, github")
+    out, code = lint_paths(paths, cast(Literal["text", "json", "github"], format), strict)
+    if out:
+        print(out)
+    _exit(code)
+
+
+@app.command()
+def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
+    """Print the graph as a Mermaid flowchart."""
+    from omg.graph.load import load_graph
+    from omg.graph.mermaid import render_mermaid
+
+    print(render_mermaid(load_graph(path)))
+
+
+def _parse_inputs(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"input {pair!r} must look like name=value")
+        out[name] = value
+    return out
+
+
+@app.command()
+def run(
+    path: Annotated[Path, typer.Argument(help="The graph file to run.")],
+    input: Annotated[list[str] | None, typer.Option("--input", "-i", help="name=value")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Name the run.")] = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+    concurrency: Concurrency = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Render, run nothing.")] = False,
+    max_minutes: MaxMinutes = None,
+    max_nodes: MaxNodes = None,
+    push: Push = None,
+    no_commit: NoCommit = False,
+    base: Annotated[str, typer.Option("--base", help="Worktree base ref.")] = "HEAD",
+) -> None:
+    """Start a run: its first leg."""
+    from omg.cli import runs as commands
+
+    inputs = _parse_inputs(input or [])
+    if dry_run:
+        _exit(commands.dry_run(path, inputs))
+    _exit(
+        commands.run(
+            path,
+            inputs,
+            run_id=run_id,
+            runs_dir=runs_dir,
+            concurrency=concurrency,
+            max_minutes=max_minutes,
+            max_nodes=max_nodes,
+            push=push,
+            commit=not no_commit,
+            base=base,
+        )
+    )
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run to continue.")],
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Re-run failed nodes; re-arm exhausted loops.")
+    ] = False,
+    approve: Annotated[str | None, typer.Option("--approve", metavar="GATE")] = None,
+    reject: Annotated[str | None, typer.Option("--reject", metavar="GATE")] = None,
+    reason: Annotated[str, typer.Option("--reason", help="Why (required with --reject).")] = "",
+    by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+    concurrency: Concurrency = None,
+    max_minutes: MaxMinutes = None,
+    max_nodes: MaxNodes = None,
+    fetch: Annotated[
+        str | None, typer.Option("--fetch", metavar="REMOTE", help="Fetch the run branch first.")
+    ] = None,
+    push: Push = None,
+    no_commit: NoCommit = False,
+) -> None:
+    """Run the next leg of a run."""
+    from omg.cli import runs as commands
+
+    if approve and reject:
+        raise UsageError("--approve and --reject are mutually exclusive; decide one gate per leg")
+    if reject and not reason:
+        raise UsageError("--reject needs --reason TEXT: a rejection is recorded with why")
+    if (approve or reject) and retry_failed:
+        raise UsageError("--retry-failed cannot be combined with a gate decision")
+    _exit(
+        commands.resume(
+            run_id,
+            runs_dir=runs_dir,
+            retry_failed=retry_failed,
+            approve=approve,
+            reject=reject,
+            reason=reason,
+            by=by,
+            concurrency=concurrency,
+            max_minutes=max_minutes,
+            max_nodes=max_nodes,
+            fetch=fetch,
+            push=push,
+            commit=not no_commit,
+        )
+    )
+
+
+@app.command()
+def status(
+    run_id: Annotated[str | None, typer.Argument(help="One run in detail.")] = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+) -> None:
+    """List runs with their derived status, or show one run's ledger."""
+    from omg.cli import status as st
+
+    print(st.show(runs_dir, run_id))
+
+
+@app.command()
+def replay(
+    run_id: Annotated[str, typer.Argument(help="The run to check.")],
+    runs_dir: RunsDir = DEFAULT_RUNS,
+    write: Annotated[
+        bool, typer.Option("--write", help="Rewrite state.json from the events.")
+    ] = False,
+) -> None:
+    """Rebuild state.json from events.jsonl and compare field by field."""
+    from omg.cli import status as st
+
+    out, code = st.replay(runs_dir, run_id, write=write)
+    print(out)
+    _exit(code)
+
+
+@app.command()
+def clean(
+    run_id: Annotated[str, typer.Argument(help="The run whose worktrees to remove.")],
+    remote: Annotated[str | None, typer.Option("--remote", help="Keep branches not on it.")] = None,
+) -> None:
+    """Remove a run's worktrees; never a branch holding unpushed commits."""
+    from omg.cli import runs as commands
+
+    _exit(commands.clean(run_id, remote=remote))
+
+
+def main() -> None:
+    """Console entry point: one error handler for every command."""
+    try:
+        app()
+    except OmgError as exc:
+        print(f"omg: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("omg: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception:
+        print(
+            "omg: unexpected error — this is a bug in omg; please report it with the "
+            "traceback below",
+            file=sys.stderr,
+        )
+        traceback.print_exc()
+        sys.exit(3)

@@ -1,0 +1,78 @@
+"""Progress: one line per node start and finish on stderr, and a live status line on a TTY."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from omg.state.fold import State
+
+
+class Progress:
+    """Listens to the recorder; prints plain lines (CI) or adds a redrawn status line (TTY)."""
+
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.started: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def __enter__(self) -> Progress:
+        if self.live:
+            self._ticker = threading.Thread(target=self._tick, daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._write("\r\033[K")
+
+    def __call__(self, ev: dict[str, Any], state: State) -> None:
+        kind = ev["event"]
+        nid = ev.get("node_id", "")
+        rnd = f"  round {ev['round']}" if ev.get("round") else ""
+        if kind == "node_started":
+            self.started[nid] = time.monotonic()
+            self._line(f"▶ {nid}  running…{rnd}")
+        elif kind in ("node_passed", "node_failed"):
+            took = time.monotonic() - self.started.pop(nid, time.monotonic())
+            mark, verdict = ("✓", "PASS") if kind == "node_passed" else ("✗", "FAIL")
+            prov = f" ({ev['provenance']})" if ev.get("provenance") else ""
+            cost = f"  ${ev.get('cost_usd', 0.0):.4f}" if "cost_usd" in ev else ""
+            detail = f"  {ev['detail']}" if ev.get("detail") else ""
+            self._line(f"{mark} {nid}  {verdict}{prov}{rnd}{cost}  {took:.1f}s{detail}")
+        elif kind == "node_retried":
+            self._line(
+                f"↻ {nid}  {ev.get('detail') if ev.get('reason') != 'retry' else 'retry'}"
+                f"{'' if ev.get('reason') != 'retry' else ': ' + str(ev.get('cause'))}"
+            )
+        elif kind == "gate_paused":
+            self._line(f"⏸ {nid}  gate paused")
+        elif kind == "gate_approved":
+            self._line(f"✓ {nid}  gate approved by {ev.get('by', '?')}")
+        elif kind == "gate_rejected":
+            self._line(f"✗ {nid}  gate rejected by {ev.get('by', '?')}: {ev.get('reason', '')}")
+
+    def _line(self, text: str) -> None:
+        self._write(("\r\033[K" if self.live else "") + text + "\n")
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def _tick(self) -> None:
+        frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+        i = 0
+        while not self._stop.wait(0.2):
+            now = time.monotonic()
+            running = ", ".join(f"{n} {now - t:.0f}s" for n, t in list(self.started.items()))
+            if running:
+                self._write(f"\r\033[K{frames[i % len(frames)]} {running}")
+            i += 1

@@ -1,0 +1,1 @@
+"""GitHub: the one package that reads GITHUB_* variables."""

@@ -1,0 +1,1 @@
+"""The graph: YAML file → frozen Graph (load, validate, advise, lint, draw); runs nothing."""

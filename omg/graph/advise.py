@@ -1,0 +1,262 @@
+"""Advisories: warnings about a valid graph that is likely to waste a run, and its price tag."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from omg.graph.feedback import check_arc, listing, loop_text
+from omg.graph.findings import Finding
+from omg.graph.locate import Locator
+from omg.graph.model import Graph, Node
+from omg.graph.placeholders import scan
+from omg.graph.references import Reach
+from omg.graph.yamlpos import Positions
+
+SHELL_FIELDS = ("run", "success_check.verify.command")
+
+
+def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[Finding]:
+    """Advisories (severity warning) and the worst-case price (severity info) of a valid graph."""
+    at = Locator(graph, file, positions)
+    reach = Reach(graph)
+    asks = quoters(graph)
+    out: list[Finding] = []
+    for declarer, body in graph.arcs.items():
+        quoted = asks.get(declarer, set())
+        out.extend(_unquoted(graph, at, declarer, body, quoted))
+        out.extend(_reach(graph, at, reach, declarer, body, quoted))
+    for n in graph.nodes:
+        out.extend(_node(graph, at, n))
+    out.extend(_inputs(graph, at))
+    out.sort(key=lambda f: (f.line or 0, f.column or 0))
+    out.append(_price(graph, at))
+    return out
+
+
+def quoters(graph: Graph) -> dict[str, set[str]]:
+    """declarer → the nodes whose interpolated fields quote ``{{ feedback.<declarer> }}``."""
+    out: dict[str, set[str]] = {}
+    for n in graph.nodes:
+        for _, text in n.interpolated_fields():
+            for tok in scan(text):
+                if tok.kind == "feedback":
+                    out.setdefault(tok.ref, set()).add(n.id)
+    return out
+
+
+def _unquoted(
+    graph: Graph, at: Locator, declarer: str, body: tuple[str, ...], quoted: set[str]
+) -> Iterator[Finding]:
+    if not body or quoted & (set(body) - {declarer}):
+        return
+    target = body[0]
+    field = "prompt" if graph.by_id[target].kind == "agent" else "run"
+    yield at.finding(
+        "feedback-unquoted",
+        f'node "{declarer}" re-runs the loop {loop_text(body)} when it fails, but no '
+        f"node in it quotes {{{{ feedback.{declarer} }}}} — each round would get the "
+        f"input it already ran and likely repeat the same work; quote it in "
+        f'"{target}"\'s {field}:',
+        target,
+        field,
+        severity="warning",
+    )
+
+
+def _reach(
+    graph: Graph,
+    at: Locator,
+    reach: Reach,
+    declarer: str,
+    body: tuple[str, ...],
+    quoted: set[str],
+) -> Iterator[Finding]:
+    """ADR 0010's fan-in advisory: a producer the declarer judges that no round can redo."""
+    node = graph.by_id[declarer]
+    if not body or node.feedback is None or len(node.depends_on) < 2:
+        return
+    target, inside = body[0], set(body)
+    left_out = [
+        p
+        for p in node.depends_on
+        if p in graph.by_id
+        and p not in inside
+        and graph.by_id[p].kind != "gate"
+        and not reach.is_ancestor(p, target)
+    ]
+    if not left_out:
+        return
+    who = listing(left_out)
+    cover = _covering_target(graph, reach, declarer, left_out, quoted)
+    if cover is not None:
+        fix = (
+            f"Consider rerun: {cover} (loop {loop_text(graph.between(cover, declarer))}), "
+            "which covers it and passes the feedback rules"
+        )
+    else:
+        fix = (
+            f"No single rerun target covers it and passes the feedback rules; if {who} is "
+            f'context the work is judged against, make "{target}" depend on it'
+        )
+    yield at.finding(
+        "feedback-reach",
+        f'the arc reruns "{target}", whose loop {loop_text(body)} leaves out {who}, '
+        "which this node depends on — if the defect is there, no round can repair "
+        f"it and the loop re-runs healthy work until it is exhausted. {fix}. This "
+        "advice reads depends_on, not what the prompt judges: ignore it if "
+        f"{who} is stable context",
+        declarer,
+        "feedback.rerun",
+        severity="warning",
+    )
+
+
+def _covering_target(
+    graph: Graph, reach: Reach, declarer: str, producers: list[str], quoted: set[str]
+) -> str | None:
+    """The nearest rerun target whose loop holds every producer and still passes the rules.
+
+    Candidates are the common ancestors of the producers, nearest first; an ancestor of a
+    target already found has a larger loop, so it is never preferred.
+    """
+    fb = graph.by_id[declarer].feedback
+    claimed = {nid: d for d, body in graph.arcs.items() if d != declarer for nid in body}
+    order = {nid: i for i, nid in enumerate(graph.topo_order)}
+    common = [
+        c
+        for c in graph.ancestors(declarer)
+        if (fb is None or c != fb.rerun)
+        and all(c == p or reach.is_ancestor(c, p) for p in producers)
+    ]
+    found: list[tuple[int, str]] = []
+    for cand in sorted(common, key=lambda c: -order.get(c, 0)):
+        if any(reach.is_ancestor(cand, f) for _, f in found):
+            continue
+        body = set(graph.between(cand, declarer))
+        if quoted <= body and next(check_arc(graph, declarer, cand, claimed), None) is None:
+            found.append((len(body), cand))
+    return min(found)[1] if found else None
+
+
+def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
+    sc = n.success_check
+    if sc.result_matches is not None and not sc.exit_zero:
+        yield at.finding(
+            "result-without-exit-zero",
+            "result_matches without exit_zero: true — declaring any check drops the "
+            "implicit exit-0 requirement, so a run that printed the pattern and then "
+            "failed still passes; add exit_zero: true",
+            n.id,
+            "success_check.result_matches",
+            severity="warning",
+        )
+    if (
+        n.kind == "agent"
+        and n.allowed_tools is None
+        and sc.verify is None
+        and n.permission_mode != "bypassPermissions"
+    ):
+        yield at.finding(
+            "no-tool-grant",
+            "neither allowed_tools nor a success_check.verify — a tool your settings "
+            "do not pre-authorise is denied silently, and a result_matches check "
+            "passes on the prose explaining it; name the tools this node needs "
+            "(allowed_tools: [] for none), or add a verify command the engine runs",
+            n.id,
+            severity="warning",
+        )
+    for field, text in n.interpolated_fields():
+        if field not in SHELL_FIELDS:
+            continue
+        for tok in scan(text):
+            if tok.kind == "artifacts" and tok.inline:
+                what = f'node "{tok.ref}"\'s whole reply'
+                fix = f"use the path form {{{{ artifacts.{tok.ref} }}}} and read the file"
+            elif tok.kind == "feedback":
+                what = f'"{tok.ref}"\'s feedback payload (its failed reply)'
+                fix = "quote the payload in an agent prompt instead"
+            else:
+                continue
+            yield at.finding(
+                "inline-in-shell",
+                f"{field}: {tok.text} splices {what} into a command line — it is shell-quoted, "
+                "so it stays data, but a long reply overflows the 128 KiB argument limit and "
+                f"shows in process listings; {fix}",
+                n.id,
+                field,
+                severity="warning",
+                offset=(tok.start, text),
+            )
+    yield from _session(graph, at, n)
+
+
+def _session(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
+    if n.handoff != "session" or len(n.depends_on) != 1:
+        return
+    parent = graph.by_id.get(n.depends_on[0])
+    if n.retry.max > 0:
+        yield at.finding(
+            "session-retry",
+            f"handoff: session with retry — a retried attempt starts a fresh session "
+            f'instead of resuming "{n.depends_on[0]}"\'s, so make the prompt work '
+            "without that context, or drop retry",
+            n.id,
+            "retry",
+            severity="warning",
+        )
+    if parent is not None and _place(parent) != _place(n):
+        yield at.finding(
+            "session-cwd",
+            f'handoff: session runs in {_place(n)} but parent "{parent.id}" ran in '
+            f"{_place(parent)} — claude finds sessions per project directory, so "
+            "--resume would not find the parent's session; run both in the same "
+            "cwd or worktree",
+            n.id,
+            "handoff",
+            severity="warning",
+        )
+
+
+def _place(n: Node) -> str:
+    if n.worktree is not None:
+        return f'worktree "{n.worktree.name}"'
+    return f'cwd "{n.cwd}"' if n.cwd is not None else "the repository root"
+
+
+def _inputs(graph: Graph, at: Locator) -> Iterator[Finding]:
+    raw = graph.data.get("inputs")
+    if not isinstance(raw, Mapping):
+        return
+    for spec in graph.inputs:
+        if spec.required and spec.default is not None:
+            yield at.finding(
+                "input-required-default",
+                f'input "{spec.name}" is required but has a default, so it can never '
+                "be missing; drop required: or the default",
+                None,
+                f"inputs.{spec.name}",
+                severity="warning",
+            )
+
+
+def _price(graph: Graph, at: Locator) -> Finding:
+    """The worst-case number of node executions: a price tag, not a defect."""
+    total = graph.worst_case_executions()
+    parts = [f"{len(graph.nodes)} node(s) once"]
+    loops = [(d, body) for d, body in graph.arcs.items() if body]
+    for declarer, body in loops[:3]:
+        fb = graph.by_id[declarer].feedback
+        parts.append(f"loop {loop_text(body)} up to {fb.max if fb else 0} more round(s)")
+    if len(loops) > 3:
+        parts.append(f"{len(loops) - 3} more loop(s)")
+    retried = [n.id for n in graph.nodes if n.retry.max > 0]
+    if retried:
+        parts.append(f"retries on {listing(retried)} on top")
+    budget = f"; the run budget caps spend at ${graph.budget_usd:.2f}" if graph.budget_usd else ""
+    return at.finding(
+        "worst-case",
+        f"worst case {total} node execution(s): {', '.join(parts)}{budget}",
+        None,
+        "nodes",
+        severity="info",
+    )

@@ -1,0 +1,179 @@
+"""Model construction: schema-valid graph data (YAML or a snapshot) → the frozen Graph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from omg.graph.model import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_HOPS,
+    DEFAULT_TIMEOUT,
+    DEFAULT_VERIFY_TIMEOUT,
+    Backoff,
+    Cause,
+    Feedback,
+    Graph,
+    Handoff,
+    Input,
+    Kind,
+    Node,
+    OnExhausted,
+    OnFail,
+    PermissionMode,
+    Retry,
+    Runtime,
+    SuccessCheck,
+    Verify,
+    Worktree,
+)
+
+
+def _str_or_none(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _duration_text(v: Any, default: str) -> str:
+    if v is None:
+        return default
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return f"{v}s"
+    return str(v)
+
+
+def _inputs(raw: Any) -> tuple[Input, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, list):
+        return tuple(Input(name=str(x)) for x in raw)
+    out = []
+    for name, spec in cast(Mapping[str, Any], raw).items():
+        spec = spec or {}
+        default = spec.get("default")
+        out.append(
+            Input(
+                name=str(name),
+                default=None if default is None else str(default),
+                description=str(spec.get("description", "")),
+                required=bool(spec.get("required", False)),
+            )
+        )
+    return tuple(out)
+
+
+def _verify(raw: Mapping[str, Any] | None) -> Verify | None:
+    if raw is None:
+        return None
+    return Verify(
+        command=str(raw.get("command", "")),
+        cwd=_str_or_none(raw.get("cwd")),
+        timeout=_duration_text(raw.get("timeout"), DEFAULT_VERIFY_TIMEOUT),
+        expect_exit=int(raw.get("expect_exit", 0)),
+        output_matches=_str_or_none(raw.get("output_matches")),
+    )
+
+
+def _retry(raw: Mapping[str, Any] | None) -> Retry:
+    if not raw:
+        return Retry()
+    bo = raw.get("backoff")
+    backoff = None
+    if bo is not None:
+        if isinstance(bo, Mapping):
+            backoff = Backoff(
+                initial=_duration_text(bo.get("initial"), "1s"),
+                factor=float(bo.get("factor", 2.0)),
+                max=_duration_text(bo.get("max"), "1m"),
+            )
+        else:
+            backoff = Backoff(initial=_duration_text(bo, "1s"), factor=1.0, max="24h")
+    return Retry(
+        max=int(raw.get("max", 0)),
+        on=tuple(cast(Cause, c) for c in raw.get("on", ())),
+        backoff=backoff,
+    )
+
+
+def _worktree(raw: Any) -> Worktree | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return Worktree(name=raw)
+    return Worktree(
+        name=str(raw.get("name", "")),
+        branch=_str_or_none(raw.get("branch")),
+        push=bool(raw.get("push", False)),
+    )
+
+
+def _env(raw: Any) -> tuple[tuple[str, str | None], ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, list):
+        return tuple((str(k), None) for k in raw)
+    return tuple((str(k), None if v is None else str(v)) for k, v in raw.items())
+
+
+def node_kind(raw: Mapping[str, Any]) -> Kind:
+    """The kind a node's keys declare; ``type: gate`` wins, then ``run:``, else agent."""
+    if raw.get("type") == "gate":
+        return "gate"
+    if "run" in raw:
+        return "shell"
+    return "agent"
+
+
+def node_from_data(raw: Mapping[str, Any]) -> Node:
+    sc = raw.get("success_check") or {}
+    fb = raw.get("feedback")
+    tools = raw.get("allowed_tools")
+    budget = raw.get("budget_usd")
+    return Node(
+        id=str(raw.get("id", "")),
+        kind=node_kind(raw),
+        depends_on=tuple(str(p) for p in raw.get("depends_on") or ()),
+        prompt=_str_or_none(raw.get("prompt")),
+        run=_str_or_none(raw.get("run")),
+        description=str(raw.get("description", "")),
+        runtime=cast(Runtime, raw.get("runtime", "claude")),
+        agent=_str_or_none(raw.get("agent")),
+        model=_str_or_none(raw.get("model")),
+        allowed_tools=None if tools is None else tuple(str(t) for t in tools),
+        permission_mode=cast(PermissionMode | None, raw.get("permission_mode")),
+        handoff=cast(Handoff, raw.get("handoff", "artifact")),
+        cwd=_str_or_none(raw.get("cwd")),
+        worktree=_worktree(raw.get("worktree")),
+        env=_env(raw.get("env")),
+        success_check=SuccessCheck(
+            exit_zero=bool(sc.get("exit_zero", False)),
+            result_matches=_str_or_none(sc.get("result_matches")),
+            verify=_verify(sc.get("verify")),
+        ),
+        retry=_retry(raw.get("retry")),
+        feedback=None
+        if fb is None
+        else Feedback(
+            rerun=str(fb.get("rerun", "")),
+            max=int(fb.get("max", 0)),
+            on_exhausted=cast(OnExhausted, fb.get("on_exhausted", "fail")),
+        ),
+        timeout=_duration_text(raw.get("timeout"), DEFAULT_TIMEOUT),
+        budget_usd=None if budget is None else float(budget),
+    )
+
+
+def graph_from_data(data: Mapping[str, Any]) -> Graph:
+    """Build the model from data that already passed the JSON Schema."""
+    budget = data.get("budget_usd")
+    nodes: Iterable[Mapping[str, Any]] = data.get("nodes") or ()
+    return Graph(
+        name=str(data.get("name", "")),
+        version=str(data.get("version", "1")),
+        inputs=_inputs(data.get("inputs")),
+        concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
+        on_fail=cast(OnFail, data.get("on_fail", "halt")),
+        budget_usd=None if budget is None else float(budget),
+        max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
+        nodes=tuple(node_from_data(n) for n in nodes),
+        data=data,
+    )

@@ -1,0 +1,127 @@
+"""The graph loader: file → YAML → schema → model → semantic rules → advisories, all at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from omg.errors import GraphError
+from omg.graph.build import graph_from_data
+from omg.graph.findings import Finding
+from omg.graph.model import Graph
+from omg.graph.yamlpos import Positions, json_path, parse
+
+
+def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
+    """Every problem of one graph file, and the graph when there is no error. Never raises."""
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        return None, [Finding(file, None, "error", "unreadable", f"cannot read the file: {why}")]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [
+            Finding(
+                file,
+                line,
+                "error",
+                "not-utf8",
+                f"byte {exc.start} is not UTF-8 text — save the file as UTF-8",
+            )
+        ]
+    parsed = parse(text)
+    found = [
+        Finding(file, p.line, "error", p.code, p.message, column=p.column, path=json_path(p.path))
+        for p in parsed.problems
+    ]
+    if any(p.code not in ("duplicate-key", "yaml-key") for p in parsed.problems):
+        return None, found  # not YAML at all: nothing further can be judged
+    graph, rest = check_data(parsed.data, file, parsed.positions)
+    if found:
+        graph = None
+        rest = [f for f in rest if f.severity == "error"]
+    return graph, sorted([*found, *rest], key=_order)
+
+
+def check_data(
+    data: Any, source: str, positions: Positions | None = None, *, advisories: bool = True
+) -> tuple[Graph | None, list[Finding]]:
+    """Schema, model and semantic rules over parsed data; advisories only for a valid graph."""
+    if data is None:
+        return None, [
+            Finding(
+                source,
+                1,
+                "error",
+                "empty",
+                "the file is empty — a graph needs at least name: and nodes:",
+            )
+        ]
+    if not isinstance(data, Mapping):
+        from omg.graph.schema import show
+
+        return None, [
+            Finding(
+                source,
+                1,
+                "error",
+                "not-a-mapping",
+                f"the file holds {show(data)}, "
+                "not a mapping — a graph is a mapping with name: and nodes:",
+            )
+        ]
+    from omg.graph.schema import schema_findings
+
+    errors = schema_findings(data, source, positions)
+    if errors:
+        return None, errors
+    from omg.graph.validate import validate
+
+    graph = graph_from_data(data)
+    errors = validate(graph, source, positions)
+    if errors:
+        return None, errors
+    if not advisories:
+        return graph, []
+    from omg.graph.advise import advise
+
+    return graph, advise(graph, source, positions)
+
+
+def load_graph(path: Path) -> Graph:
+    """The valid graph in ``path``, or GraphError listing every error (advisories are dropped)."""
+    graph, findings = check_file(path)
+    if graph is None:
+        raise GraphError(_report(findings, f"in {path}; fix them and run `omg lint {path}`"))
+    return graph
+
+
+def graph_from_snapshot(data: Mapping[str, Any], source: str) -> Graph:
+    """The graph a run snapshotted in its state.json, checked by the same schema and rules."""
+    graph, findings = check_data(data, source, advisories=False)
+    if graph is None:
+        raise GraphError(
+            _report(
+                findings,
+                f"in the graph this run snapshotted from {source}; "
+                "the run cannot continue with it — start a new run from a "
+                "fixed graph file",
+            )
+        )
+    return graph
+
+
+def _report(findings: list[Finding], where: str) -> str:
+    errors = [f for f in findings if f.severity == "error"]
+    lines = [f.as_text() for f in errors]
+    lines.append(f"{len(errors)} error(s) {where}")
+    return "\n".join(lines)
+
+
+def _order(f: Finding) -> tuple[int, int]:
+    return (f.line or 0, f.column or 0)

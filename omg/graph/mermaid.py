@@ -1,0 +1,72 @@
+"""The Mermaid rendering of a graph: a flowchart, optionally coloured by node status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from omg.graph.model import EXHAUSTED_GATE_SUFFIX, Graph, Node
+
+#: status → (fill, stroke, text colour); GitHub renders these in step summaries and comments.
+STYLES = {
+    "passed": ("#d3f9d8", "#2b8a3e", "#0b3d17"),
+    "failed": ("#ffe3e3", "#c92a2a", "#5c0b0b"),
+    "running": ("#d0ebff", "#1864ab", "#0b2a4a"),
+    "paused": ("#fff3bf", "#e67700", "#4a2800"),
+    "pending": ("#f1f3f5", "#868e96", "#343a40"),
+}
+
+
+def escape(text: str) -> str:
+    """A label safe inside Mermaid's double quotes (entity codes for the characters it parses)."""
+    out = text.replace("&", "#amp;").replace('"', "#quot;")
+    return out.replace("<", "#lt;").replace(">", "#gt;").replace("\n", " ")
+
+
+def _shape(node: Node, key: str) -> str:
+    label = f'"{escape(node.id)}<br/>({node.kind})"'
+    if node.kind == "gate":
+        return f"{key}{{{{{label}}}}}"
+    if node.kind == "shell":
+        return f"{key}[[{label}]]"
+    return f"{key}[{label}]"
+
+
+def render_mermaid(graph: Graph, status: Mapping[str, str] | None = None) -> str:
+    """``flowchart TD``: agents as boxes, shell nodes as subroutines, gates as hexagons,
+    depends_on as arrows, feedback arcs as dashed back-edges labelled with their bound.
+
+    With ``status`` (node id → passed/failed/running/paused/pending) nodes are coloured;
+    a node missing from it is pending.
+    """
+    key = {nid: f"n{i}" for i, nid in enumerate(graph.ids)}
+    lines = ["flowchart TD"]
+    lines += [f"  {_shape(n, key[n.id])}" for n in graph.nodes]
+    for n in graph.nodes:
+        lines += [f"  {key[p]} --> {key[n.id]}" for p in n.depends_on if p in key]
+    escalations: dict[str, str] = {}
+    for n in graph.nodes:
+        fb = n.feedback
+        if fb is None or fb.rerun not in key:
+            continue
+        lines.append(f'  {key[n.id]} -. "max {fb.max}" .-> {key[fb.rerun]}')
+        if fb.on_exhausted == "gate":
+            gate = n.id + EXHAUSTED_GATE_SUFFIX
+            escalations[gate] = f"x{len(escalations)}"
+            lines.append(f'  {escalations[gate]}{{{{"{escape(gate)}<br/>(gate)"}}}}')
+            lines.append(f'  {key[n.id]} -. "exhausted" .-> {escalations[gate]}')
+    if status is not None:
+        lines += [
+            f"  classDef {name} fill:{fill},stroke:{stroke},color:{color}"
+            for name, (fill, stroke, color) in STYLES.items()
+        ]
+        groups: dict[str, list[str]] = {}
+        for nid in graph.ids:
+            state = status.get(nid, "pending")
+            groups.setdefault(state if state in STYLES else "pending", []).append(key[nid])
+        for gate, gkey in escalations.items():
+            if gate in status:
+                groups.setdefault(status[gate] if status[gate] in STYLES else "pending", []).append(
+                    gkey
+                )
+        lines += [f"  class {','.join(keys)} {name}" for name, keys in groups.items()]
+    return "\n".join(lines) + "\n"

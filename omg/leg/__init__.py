@@ -1,0 +1,1 @@
+"""One leg of a run: start or resume, the loop, one attempt, judging, workspaces, commits."""

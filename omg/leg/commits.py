@@ -1,0 +1,183 @@
+"""Git runs: a leg's commits to `omg/runs/<id>`, its pushes, fetches and worktree lanes.
+
+This module decides *when* to commit and push; `omg.git` (the only pygit2 importer) does it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from omg.errors import GitError
+from omg.git import RunRepo, Worktree, open_repo
+from omg.graph.model import Node
+from omg.leg.loop import LegResult
+from omg.leg.workspace import LocalWorkspace
+from omg.state.recorder import Recorder
+from omg.state.store import RunDir
+
+Warn = Callable[[str], None]
+
+
+def run_refspecs(run_id: str) -> list[str]:
+    """What a leg fetches (into remote-tracking refs): the run branch and its worktree lanes."""
+    return [f"refs/heads/omg/runs/{run_id}", f"refs/heads/omg/work/{run_id}/*"]
+
+
+class GitWorkspace(LocalWorkspace):
+    """Worktree lanes as real pygit2 worktrees; everything else as the local workspace."""
+
+    def __init__(self, repo: RunRepo, root: Path, run_id: str, base: str) -> None:
+        super().__init__(root, run_id)
+        self.repo = repo
+        self.base = base
+        self.lanes: dict[str, Worktree] = {}
+        self.recorded: dict[str, dict[str, str]] = {}  # lane → {branch, commit} from state.json
+        self.wants_push = False
+        self.lock = threading.Lock()
+
+    def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path:
+        if node.worktree is None:
+            return super().cwd_for(node, rendered_cwd, branch)
+        name = node.worktree.name
+        with self.lock:
+            wt = self.lanes.get(name)
+            if wt is None:
+                rec = self.recorded.get(name)
+                if rec is not None:
+                    wt = self.repo.restore_worktree(self.run_id, name, rec["commit"], branch=branch)
+                else:
+                    wt = self.repo.acquire_worktree(
+                        self.run_id, name, base=self.base, branch=branch
+                    )
+                self.lanes[name] = wt
+                self.wants_push = self.wants_push or node.worktree.push
+            return wt.path
+
+    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+        if node.worktree is None or node.worktree.name not in self.lanes:
+            return {}
+        with self.lock:
+            wt = self.lanes[node.worktree.name]
+            rnd = f" round {round_}" if round_ else ""
+            self.repo.commit_worktree(wt, f"omg {self.run_id} {node.id}{rnd}: {verdict}")
+            return {
+                "worktree": wt.name,
+                "worktree_branch": wt.branch,
+                "worktree_commit": self.repo.worktree_head(wt),
+            }
+
+
+class GitHooks:
+    """Commits the run directory after every settled node and at the end of the leg."""
+
+    def __init__(
+        self, repo: RunRepo, root: Path, run_id: str, *, push: str | None, base: str, warn: Warn
+    ) -> None:
+        self.repo = repo
+        self.run_id = run_id
+        self.push_remote = push
+        self.warn = warn
+        self.workspace = GitWorkspace(repo, root, run_id, base)
+        self.head: str | None = None
+        self.warned = False
+
+    def before_leg(self, rec: Recorder) -> dict[str, str]:
+        """Compare-and-swap: note the state commit this leg starts from; refuse a moved run."""
+        self.head = self.repo.run_head(self.run_id)
+        self.workspace.recorded = dict(rec.state.get("worktrees", {}))
+        if self.push_remote is not None:
+            self.repo.fetch(self.push_remote, run_refspecs(self.run_id))
+            remote = self.repo.remote_run_head(self.push_remote, self.run_id)
+            if remote is not None and remote != self.head:
+                raise GitError(
+                    f"run {self.run_id!r} moved on: {self.push_remote} has its branch at "
+                    f"{remote[:12]}, but this leg would start from "
+                    f"{self.head[:12] if self.head else 'nothing'}; another leg advanced it. "
+                    "Nothing was spent. Fetch and continue with "
+                    f"`omg resume --fetch {self.push_remote} {self.run_id}`"
+                )
+        if self.head is None:
+            return {}
+        rec.state_ref = f"commit:{self.head}"
+        return {"base": self.head}
+
+    def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
+        if node_id:
+            what = f"{node_id} {verdict or 'LOOPING'}" + (f" (round {round_})" if round_ else "")
+        else:
+            what = "started"
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}")
+
+    def after_leg(self, rec: Recorder, result: LegResult) -> None:
+        why = (
+            f" at {result.paused_at}"
+            if result.paused_at
+            else (f" ({result.reason})" if result.reason and result.outcome == "paused" else "")
+        )
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {result.outcome}{why}")
+
+    def _commit(self, rec: Recorder, message: str) -> None:
+        self.head = self.repo.commit_run_dir(
+            self.run_id, rec.rundir.path, message, expect_parent=self.head
+        )
+        rec.state_ref = f"commit:{self.head}"
+        if self.push_remote is not None:
+            refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
+            refs += [f"refs/heads/{wt.branch}" for wt in self.workspace.lanes.values()]
+            self.repo.push(self.push_remote, [f"{r}:{r}" for r in refs])
+        elif self.workspace.wants_push and not self.warned:
+            self.warned = True
+            self.warn(
+                "warning: a worktree declares push: true, but no --push REMOTE was given; "
+                "its branch was committed locally and not pushed"
+            )
+
+
+def attach(root: Path, run_id: str, *, push: str | None, base: str, warn: Warn) -> GitHooks | None:
+    """Git hooks for a run started or resumed in ``root``; None outside a git repository."""
+    repo = open_repo(root)
+    if repo is None:
+        return None
+    return GitHooks(repo, root, run_id, push=push, base=base, warn=warn)
+
+
+def fetch_run(root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn) -> None:
+    """Fetch a run's branches and restore its directory when it is missing or behind."""
+    repo = open_repo(root)
+    if repo is None:
+        raise GitError(f"--fetch {remote}: {root} is not inside a git repository")
+    repo.fetch(remote, run_refspecs(run_id))
+    remote_head = repo.remote_run_head(remote, run_id)
+    if remote_head is None:
+        raise GitError(
+            f"{remote} has no branch omg/runs/{run_id}; check the run id with "
+            f"`git ls-remote {remote} 'refs/heads/omg/runs/*'`"
+        )
+    local_head = repo.run_head(run_id)
+    if local_head != remote_head:
+        repo.adopt_remote_run(remote, run_id)
+    if not (run_dir / "state.json").exists() or _behind(run_dir, repo, run_id):
+        repo.restore_run_dir(run_id, run_dir)
+        warn(f"restored run {run_id!r} from {remote} at {remote_head[:12]}")
+
+
+def _behind(run_dir: Path, repo: RunRepo, run_id: str) -> bool:
+    """The local run directory holds fewer events than the run branch."""
+    import json
+
+    try:
+        local: dict[str, Any] = RunDir(run_dir).read_state()
+        branch = json.loads(repo.read_run_file(run_id, "state.json"))
+    except (GitError, ValueError):
+        return True
+    return int(branch.get("seq", 0)) > int(local.get("seq", 0))
+
+
+def clean_run(root: Path, run_id: str, *, remote: str | None) -> list[str]:
+    repo = open_repo(root)
+    if repo is None:
+        raise GitError(f"{root} is not inside a git repository; nothing to clean")
+    return repo.clean(run_id, remote=remote)

@@ -1,0 +1,82 @@
+"""Dry runs: every node's invocation rendered with the given inputs; nothing runs."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+
+from omg.graph.model import Graph, Node
+from omg.graph.placeholders import Token, render
+from omg.leg.start import default_runtimes, resolve_inputs
+from omg.runners import Invocation
+
+
+def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
+    inputs = resolve_inputs(graph, given)
+
+    def resolve(tok: Token) -> str:
+        if tok.kind == "inputs":
+            return inputs[tok.ref]
+        if tok.kind == "feedback":
+            return f"<feedback of {tok.ref}, empty before round 1>"
+        form = "content" if tok.inline else "path"
+        return f"<{form} of artifacts/{tok.ref}.out>"
+
+    runtimes = default_runtimes()
+    out = [
+        f"Graph {graph.name!r} ({source}): {len(graph.nodes)} node(s), concurrency "
+        f"{graph.concurrency}, on_fail {graph.on_fail}"
+    ]
+    for nid in graph.topo_order:
+        n = graph.node(nid)
+        after = f" (after {', '.join(n.depends_on)})" if n.depends_on else ""
+        out.append(f"\n- {nid} [{n.kind}]{after}")
+        if n.kind == "gate":
+            out.append(f"    gate: {n.description or '(no description)'}")
+            continue
+        text = render(n.run or n.prompt or "", resolve, shell=n.kind == "shell")
+        rt = runtimes.get("shell" if n.kind == "shell" else n.runtime)
+        inv = Invocation(
+            n,
+            text,
+            Path("."),
+            {},
+            n.timeout_s,
+            "<new-session-uuid>",
+            "<parent session>" if n.handoff == "session" else None,
+            n.budget_usd,
+        )
+        try:
+            argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
+        except Exception as exc:  # a runtime that cannot render still lets the plan print
+            argv = [f"<{exc}>"]
+        out.append(f"    argv: {shlex.join(argv)}")
+        where = f"worktree {n.worktree.name}" if n.worktree else (n.cwd or ".")
+        out.append(
+            f"    cwd: {render(where, resolve)}   timeout: {n.timeout}"
+            + (f"   budget: ${n.budget_usd:.2f}" if n.budget_usd else "")
+        )
+        if n.success_check.verify is not None:
+            out.append(f"    verify: {render(n.success_check.verify.command, resolve, shell=True)}")
+        if n.retry.max:
+            out.append(f"    retry: up to {n.retry.max} on {', '.join(n.retry.on)}")
+        if n.feedback is not None:
+            body = " → ".join(graph.feedback_body(nid))
+            out.append(f"    feedback: re-runs {body} at most {n.feedback.max} time(s)")
+        execs = _worst_case(graph, n)
+        price = f", ${execs * n.budget_usd:.2f} at its budget" if n.budget_usd else ""
+        out.append(f"    worst case: {execs} execution(s){price}")
+    budget = f"; run budget ${graph.budget_usd:.2f}" if graph.budget_usd else ""
+    priced = sum(_worst_case(graph, n) * (n.budget_usd or 0.0) for n in graph.nodes)
+    spend = f", ${priced:.2f} across the budgeted nodes" if priced else ""
+    out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")
+    out.append("dry run: nothing was executed")
+    return "\n".join(out)
+
+
+def _worst_case(graph: Graph, node: Node) -> int:
+    """Executions of one node at most: (1 + its loop's rounds) × (1 + its retries)."""
+    owner = graph.body_owner.get(node.id)
+    fb = graph.node(owner).feedback if owner is not None else None
+    return (1 + (fb.max if fb is not None else 0)) * (1 + max(node.retry.max, 0))

@@ -1,0 +1,110 @@
+"""Success checks: judging one attempt — exit_zero → result_matches → verify — with provenance."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from omg.graph.model import Cause, Node, Provenance
+from omg.runners import Outcome, is_env_failure
+from omg.runners.process import Spawner
+
+DETAIL_LIMIT = 240
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The verdict on one attempt."""
+
+    passed: bool
+    cause: Cause | None = None
+    judged: bool = False  # a check rendered a verdict (vs. the attempt never completing)
+    provenance: Provenance | None = None
+    detail: str = ""
+    payload: str = ""  # what a feedback arc hands back: verify evidence, else the reply
+
+
+def tail(text: str, limit: int = DETAIL_LIMIT) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def judge(
+    node: Node,
+    outcome: Outcome,
+    *,
+    verify_command: str | None,
+    verify_cwd: Path,
+    env: Mapping[str, str],
+    spawn: Spawner,
+) -> Judgment:
+    """Judge ``outcome`` against ``node.success_check`` (verify command already rendered)."""
+    if outcome.error is not None:
+        return Judgment(False, outcome.error, False, detail=outcome.detail, payload=outcome.result)
+    sc = node.success_check
+    nid = node.id
+    if sc.requires_exit_zero and outcome.exit_code != 0:
+        detail = f'node "{nid}" failed success_check exit_zero: exit code {outcome.exit_code}'
+        if outcome.result.strip():
+            detail += f": {tail(outcome.result)}"
+        return Judgment(False, "nonzero_exit", True, detail=detail, payload=outcome.result)
+    if sc.result_matches is not None and re.search(sc.result_matches, outcome.result) is None:
+        detail = (
+            f'node "{nid}" failed success_check result_matches: result did not match '
+            f"/{sc.result_matches}/: {tail(outcome.result, 120)}"
+        )
+        return Judgment(False, "result_mismatch", True, detail=detail, payload=outcome.result)
+    if sc.verify is not None and verify_command is not None:
+        return _verify(node, outcome, verify_command, verify_cwd, env, spawn)
+    provenance: Provenance = "self-reported" if sc.result_matches is not None else "exit-only"
+    return Judgment(True, provenance=provenance)
+
+
+def _verify(
+    node: Node,
+    outcome: Outcome,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    spawn: Spawner,
+) -> Judgment:
+    v = node.success_check.verify
+    assert v is not None
+    res = spawn(["sh", "-c", command], cwd=cwd, env=env, timeout_s=v.timeout_s, merge_stderr=True)
+    head = f'node "{node.id}" failed success_check verify: `{command}`'
+    if res.spawn_error is not None:
+        return Judgment(
+            False, "run_error", False, detail=f"{head} could not start: {res.spawn_error}"
+        )
+    if res.timed_out:
+        return Judgment(False, "verify_failed", False, detail=f"{head} timed out after {v.timeout}")
+    if res.exit_code != v.expect_exit and is_env_failure(res.exit_code, res.stdout):
+        return Judgment(
+            False,
+            "run_error",
+            False,
+            detail=f"{head} exited {res.exit_code} (environment failure: {tail(res.stdout)}) — "
+            "install the missing command or fix PATH; this never fires a feedback loop",
+        )
+    evidence = f"`{command}` failed. Its output:\n\n{tail(res.stdout, 4000)}"
+    if res.exit_code != v.expect_exit:
+        return Judgment(
+            False,
+            "verify_failed",
+            True,
+            detail=(
+                f"{head} exited {res.exit_code}, want {v.expect_exit}; output: {tail(res.stdout)}"
+            ),
+            payload=evidence,
+        )
+    if v.output_matches is not None and re.search(v.output_matches, res.stdout) is None:
+        return Judgment(
+            False,
+            "verify_failed",
+            True,
+            detail=f"{head} output did not match /{v.output_matches}/; output: {tail(res.stdout)}",
+            payload=evidence,
+        )
+    return Judgment(True, provenance="verified")

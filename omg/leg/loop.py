@@ -1,0 +1,323 @@
+"""The engine: one leg of a run — launch ready nodes, record each result, stop where it must."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from omg import schedule
+from omg.graph.model import Graph, Node
+from omg.leg.attempt import Context, Result, execute
+from omg.state.fold import State
+
+Outcome = Literal["passed", "failed", "paused"]
+StopReason = Literal["halt", "gate", "leg_budget"]
+FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its exhausted gate
+
+
+@dataclass(frozen=True)
+class LegOptions:
+    """Per-leg limits from the command line."""
+
+    concurrency: int
+    max_minutes: float | None = None
+    max_nodes: int | None = None
+
+
+@dataclass(frozen=True)
+class LegResult:
+    """How a leg ended."""
+
+    outcome: Outcome
+    reason: str | None = None
+    paused_at: str | None = None
+    detail: str = ""
+
+
+#: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
+SettledHook = Callable[[str, str, int], None]
+
+
+class Leg:
+    """Runs the ready set to exhaustion (or a stop) and records every step through the recorder."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        opts: LegOptions,
+        on_settled: SettledHook | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ctx = ctx
+        self.opts = opts
+        ctx.time_left = self.time_left  # executions ask it before each retry
+        self.on_settled = on_settled
+        self.clock = clock
+        self.started = clock()
+        self.launched = 0
+        self.stop: StopReason | None = None
+        self.paused_at: str | None = None
+        self._frontier: schedule.Frontier | None = None
+        self._touched: set[str] | None = set()  # statuses events changed since the last launch
+        ctx.recorder.listen(self._on_event)
+
+    @property
+    def graph(self) -> Graph:
+        return self.ctx.graph
+
+    def run(self) -> LegResult:
+        running: dict[Future[Result], str] = {}
+        rec = self.ctx.recorder
+        with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
+            while True:
+                if self.stop is None:
+                    self._launch(pool, running)
+                if not running:
+                    break
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in sorted(done, key=lambda f: self.graph.index[running[f]]):
+                    running.pop(fut)
+                    self._settle(fut.result())
+        status = rec.read(lambda st: schedule.statuses(self.graph, st["nodes"]))
+        return self._finish(status)
+
+    # -- launching --------------------------------------------------------------
+    def _on_event(self, ev: dict[str, Any], state: State) -> None:
+        """Recorder listener (called under its lock): note whose status the event may change."""
+        if self._touched is not None:
+            touched = schedule.affected_by(self.graph, ev)
+            if touched is None:
+                self._touched = None
+            else:
+                self._touched |= touched
+
+    def _statuses(self) -> schedule.Frontier:
+        """Node statuses and the ready set, re-derived only where events changed them."""
+
+        def refresh(st: State) -> schedule.Frontier:
+            if self._frontier is None:
+                self._frontier = schedule.Frontier(self.graph, st["nodes"])
+            elif self._touched is None or self._touched:
+                self._frontier.update(st["nodes"], self._touched)
+            self._touched = set()
+            return self._frontier
+
+        frontier: schedule.Frontier = self.ctx.recorder.read(refresh)
+        return frontier
+
+    def _launch(self, pool: ThreadPoolExecutor, running: dict[Future[Result], str]) -> None:
+        rec = self.ctx.recorder
+        while len(running) < max(1, self.opts.concurrency) and self.stop is None:
+            nodes = rec.state["nodes"]
+            frontier = self._statuses()
+            if self.graph.on_fail == "halt" and frontier.having("failed"):
+                self.stop = "halt"
+                return
+            candidates = frontier.ready(set(running.values()))
+            if not candidates:
+                awaiting = frontier.having("awaiting")
+                if awaiting and not running:
+                    declarer = min(awaiting, key=self.graph.index.__getitem__)
+                    gate = rec.state["nodes"][declarer].get("awaiting")
+                    self._pause_at(str(gate), declarer=declarer)
+                return
+            node = self.graph.node(candidates[0])
+            if node.kind == "gate":
+                self._pause_at(node.id)
+                return
+            if not self._leg_budget_allows(node):
+                self.stop = "leg_budget"
+                return
+            if self._graph_budget_spent(node):
+                continue
+            round_ = schedule.current_round(self.graph, nodes, node.id)
+            self.launched += 1
+            started = threading.Event()
+            running[pool.submit(self._execute, node, round_, started)] = node.id
+            started.wait()  # its node_started is written before the next launch's
+
+    def _execute(self, node: Node, round_: int, started: threading.Event) -> Result:
+        try:
+            return execute(self.ctx, node, round_, on_started=started.set)
+        finally:
+            started.set()  # also when it failed before starting (no node_started)
+
+    def _pause_at(self, gate: str, declarer: str | None = None, detail: str | None = None) -> None:
+        desc = ""
+        if declarer is None:
+            desc = self.graph.node(gate).description
+        else:  # an exhausted loop: the human judges the last findings, so the gate shows them
+            if detail is None:
+                detail = self.ctx.recorder.read(lambda st: st["nodes"][declarer].get("detail"))
+            path = self.ctx.rundir.feedback(declarer)
+            findings = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+            if len(findings) > FINDINGS_LIMIT:
+                findings = "…" + findings[-FINDINGS_LIMIT:]
+            desc = (
+                f"{detail or f'the feedback loop of {declarer} is exhausted'}\n"
+                f"Approve to accept the work as it stands, reject to fail {declarer}, or "
+                f"resume with --retry-failed for a fresh set of rounds.\n"
+                f"Last findings of {declarer}:\n{findings.strip() or '(none recorded)'}"
+            )
+        self.ctx.recorder.emit(
+            "gate_paused",
+            node_id=gate,
+            declarer=declarer,
+            description=desc or None,
+            detail=detail or None,
+        )
+        self.stop = "gate"
+        self.paused_at = gate
+
+    def time_left(self) -> float | None:
+        """Seconds left in the leg's --max-minutes budget (None: no budget)."""
+        if self.opts.max_minutes is None:
+            return None
+        return self.opts.max_minutes * 60 - (self.clock() - self.started)
+
+    def _leg_budget_allows(self, node: Node) -> bool:
+        if self.opts.max_nodes is not None and self.launched >= self.opts.max_nodes:
+            return False
+        left = self.time_left()
+        return left is None or node.timeout_s <= left
+
+    def _graph_budget_spent(self, node: Node) -> bool:
+        cap = self.graph.budget_usd
+        if cap is None:
+            return False
+        spent = float(self.ctx.recorder.read(lambda st: st["cost_usd"]))
+        if spent < cap:
+            return False
+        self.ctx.recorder.emit(
+            "node_failed",
+            node_id=node.id,
+            verdict="FAIL",
+            cause="budget_exceeded",
+            judged=False,
+            round=schedule.current_round(self.graph, self.ctx.recorder.state["nodes"], node.id)
+            or None,
+            detail=f"graph budget_usd ${cap:.2f} is spent (${spent:.4f} so far); "
+            "the node was not started — raise budget_usd in the graph to continue",
+        )
+        self._hook(node.id, "FAIL", 0)
+        return True
+
+    # -- settling ---------------------------------------------------------------
+    def _settle(self, res: Result) -> None:
+        rec = self.ctx.recorder
+        rd = self.ctx.rundir
+        common = dict(
+            node_id=res.node_id,
+            round=res.round or None,
+            cost_usd=res.cost_usd,
+            cost_unknown=res.cost_unknown or None,
+            usage=dict(res.usage) or None,
+            session_id=res.session_id,
+            duration_s=round(res.duration_s, 3),
+            retries=res.retries or None,
+        )
+        node = self.graph.node(res.node_id)
+        verdict = "PASS" if res.passed else "FAIL"
+        common.update(self.ctx.workspace.settle(node, verdict, res.round))
+        if res.passed:
+            rd.write_payload(rd.artifact(res.node_id), res.reply)
+            rd.failed(res.node_id).unlink(missing_ok=True)
+            detail = res.detail or (f"feedback round {res.round}" if res.round else "")
+            rec.emit(
+                "node_passed",
+                verdict="PASS",
+                provenance=res.provenance,
+                detail=detail or None,
+                **common,
+            )
+            self._hook(res.node_id, "PASS", res.round)
+            return
+        if res.reply.strip():
+            rd.write_payload(rd.failed(res.node_id), res.reply)
+        if res.deferred:  # not final: the spend is recorded, the next leg runs the node again
+            rec.emit(
+                "node_retried",
+                reason="leg_budget",
+                cause=res.cause,
+                detail=res.detail,
+                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
+            )
+            self.stop = "leg_budget"
+            self._hook(res.node_id, "", res.round)
+            return
+        cause = res.cause or "run_error"
+        decision = rec.read(
+            lambda st: schedule.judge_feedback(
+                self.graph, st["nodes"], res.node_id, cause, res.judged, st["hops"]
+            )
+        )
+        if decision.action == "fire":
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
+            common["round"] = decision.round
+            rec.emit(
+                "node_retried",
+                reason="feedback",
+                cause=res.cause,
+                detail=decision.detail,
+                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
+            )
+            self._hook(res.node_id, "", decision.round)
+            return
+        detail = res.detail
+        if decision.action in ("exhausted", "hop_cap"):
+            detail = (
+                f"{decision.detail}: {res.detail}"
+                if decision.action == "exhausted"
+                else (f"{decision.detail}; {res.detail}")
+            )
+        if decision.gate is not None:
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
+            rec.emit(
+                "node_retried",
+                reason="exhausted",
+                cause=res.cause,
+                detail=detail,
+                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
+            )
+            self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
+            return
+        rec.emit(
+            "node_failed",
+            verdict="FAIL",
+            cause=res.cause,
+            judged=res.judged,
+            detail=detail,
+            **common,
+        )
+        self._hook(res.node_id, "FAIL", res.round)
+
+    def _hook(self, node_id: str, verdict: str, round_: int) -> None:
+        if self.on_settled is not None:
+            self.on_settled(node_id, verdict, round_)
+
+    # -- finishing --------------------------------------------------------------
+    def _finish(self, status: dict[str, schedule.Status]) -> LegResult:
+        rec = self.ctx.recorder
+        failed = [n for n, s in status.items() if s == "failed"]
+        left = schedule.unfinished(self.graph, status)
+        if self.stop == "gate" and (not failed or self.graph.on_fail == "continue"):
+            res = LegResult("paused", "gate", self.paused_at)
+        elif failed and (self.graph.on_fail == "halt" or not left):
+            res = LegResult("failed", "failed", detail="failed: " + ", ".join(failed))
+        elif left:
+            reason = "leg_budget" if self.stop == "leg_budget" else "unfinished"
+            res = LegResult("paused", reason, detail="unfinished: " + ", ".join(left))
+        else:
+            res = LegResult("passed")
+        rec.emit(
+            "run_finished",
+            outcome=res.outcome,
+            reason=res.reason,
+            paused_at=res.paused_at,
+            detail=res.detail or None,
+        )
+        return res

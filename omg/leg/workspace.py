@@ -1,0 +1,41 @@
+"""The local workspace: where a node runs when its run does not live in git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omg.graph.model import Node
+
+
+class LocalWorkspace:
+    """Runs nodes in the invocation directory, a ``cwd:`` under it, or a plain lane directory.
+
+    Outside a git repository a ``worktree:`` is a directory under ``.omg/worktrees/<run>/``
+    shared by the nodes naming it, so graphs with lanes still run (without isolation).
+    """
+
+    def __init__(self, root: Path, run_id: str) -> None:
+        self.root = root
+        self.run_id = run_id
+
+    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+        return {}
+
+    def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path:
+        if node.worktree is not None:
+            path = self.root / ".omg" / "worktrees" / self.run_id / node.worktree.name
+            path.mkdir(parents=True, exist_ok=True)
+            ignore = self.root / ".omg" / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n")
+            return path
+        if rendered_cwd is None:
+            return self.root
+        path = Path(rendered_cwd)
+        path = path if path.is_absolute() else self.root / path
+        if not path.is_dir():
+            raise OSError(
+                f'cwd "{rendered_cwd}" of node "{node.id}" is not a directory ({path}); '
+                "create it or fix the node's cwd:"
+            )
+        return path

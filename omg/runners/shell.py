@@ -1,0 +1,50 @@
+"""The shell runtime: a node's `run:` command under `sh -c`."""
+
+from __future__ import annotations
+
+from omg.runners import Invocation, Outcome, is_env_failure
+from omg.runners.process import Spawner
+
+
+class ShellRuntime:
+    """Runs ``sh -c <command>``; the result text is stdout and stderr, interleaved."""
+
+    def argv(self, inv: Invocation) -> list[str]:
+        return ["sh", "-c", inv.text]
+
+    def run(self, inv: Invocation, spawn: Spawner) -> Outcome:
+        res = spawn(
+            self.argv(inv), cwd=inv.cwd, env=inv.env, timeout_s=inv.timeout_s, merge_stderr=True
+        )
+        if res.spawn_error is not None:
+            return Outcome(
+                None,
+                "",
+                error="run_error",
+                detail=f"could not start sh: {res.spawn_error}",
+                duration_s=res.duration_s,
+            )
+        if res.timed_out:
+            return Outcome(
+                None,
+                res.stdout,
+                error="timeout",
+                detail=f"timed out after {inv.timeout_s:g}s (node timeout); process group killed",
+                duration_s=res.duration_s,
+            )
+        if res.exit_code not in (0, None) and is_env_failure(res.exit_code, res.stdout):
+            return Outcome(
+                res.exit_code,
+                res.stdout,
+                error="run_error",
+                detail=f"environment failure: exit {res.exit_code}: "
+                f"{_tail(res.stdout)} — install the missing command or fix PATH; "
+                "this never fires a feedback loop",
+                duration_s=res.duration_s,
+            )
+        return Outcome(res.exit_code, res.stdout, duration_s=res.duration_s)
+
+
+def _tail(text: str, limit: int = 240) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]

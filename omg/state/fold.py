@@ -1,0 +1,242 @@
+"""The run state: a pure fold of events.jsonl into the snapshot written as state.json."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+STATE_SCHEMA = 1
+EVENT_SCHEMA = 1
+
+State = dict[str, Any]
+Event = Mapping[str, Any]
+
+#: Fields that are data about time or sessions; determinism compares everything else.
+VOLATILE_RECORD_FIELDS = ("duration_s", "session_id")
+VOLATILE_LEG_FIELDS = ("started", "finished")
+
+
+def empty_state() -> State:
+    """The state before any event: what replay folds from."""
+    return {
+        "schema": STATE_SCHEMA,
+        "run_id": "",
+        "graph_source": "",
+        "graph_sha256": "",
+        "graph": {},
+        "inputs": {},
+        "nodes": {},
+        "gates": {},
+        "legs": [],
+        "hops": 0,
+        "worktrees": {},
+        "paused_at": None,
+        "status": "running",
+        "cost_usd": 0.0,
+        "seq": 0,
+    }
+
+
+def fold(events: Iterable[Event], state: State | None = None) -> State:
+    """Apply ``events`` in order to ``state`` (a copy; empty when None) and return it."""
+    st = empty_state() if state is None else copy.deepcopy(state)
+    for ev in events:
+        apply(st, ev)
+    return st
+
+
+def apply(st: State, ev: Event) -> None:
+    """Fold one event into ``st`` in place. ``node_started`` changes nothing (not even seq)."""
+    kind = ev["event"]
+    if kind == "node_started":
+        return
+    st["seq"] = ev["seq"]
+    handler = _HANDLERS.get(kind)
+    if handler is not None:
+        handler(st, ev)
+
+
+def _run_started(st: State, ev: Event) -> None:
+    if ev["leg"] == 1:
+        st["run_id"] = ev["run_id"]
+        st["graph_source"] = ev.get("graph_source", "")
+        st["graph_sha256"] = ev.get("graph_sha256", "")
+        st["graph"] = copy.deepcopy(ev.get("graph", {}))
+        st["inputs"] = dict(ev.get("inputs", {}))
+    st["legs"].append(
+        {"leg": ev["leg"], "started": ev["ts"], "finished": None, "outcome": None, "reason": None}
+    )
+    st["status"] = "running"
+    if ev.get("retry_failed"):
+        _clear_failed(st)
+
+
+def _clear_failed(st: State) -> None:
+    """``--retry-failed``: drop FAIL records (not rejected gates), re-arm exhausted loops."""
+    from omg.graph.build import graph_from_data  # pure; keeps fold light
+    from omg.graph.model import EXHAUSTED_GATE_SUFFIX
+
+    graph = graph_from_data(st["graph"])
+    nodes: dict[str, Any] = st["nodes"]
+    rejected = {g for g, d in st["gates"].items() if d.get("decision") == "reject"}
+    cleared: set[str] = set()
+    for nid, rec in list(nodes.items()):
+        failed = rec["verdict"] == "FAIL" and nid not in rejected
+        if failed or rec.get("awaiting"):
+            cleared.add(nid)
+    for nid in list(cleared):
+        if nid in graph.arcs and (nodes[nid].get("round", 0) > 0 or nodes[nid].get("awaiting")):
+            cleared.update(graph.arcs[nid])
+            # Fresh rounds, fresh exhaustion: the implicit gate forgets its decision (awaiting or
+            # rejected) so a new one is asked — and an old one is never taken for it.
+            gate = nodes[nid].get("awaiting") or nid + EXHAUSTED_GATE_SUFFIX
+            st["gates"].pop(gate, None)
+            if st["paused_at"] == gate:
+                st["paused_at"] = None
+    for nid in cleared:
+        # Keep the record (its spend is real) but make it pending again: round 0, no verdict.
+        rec = nodes[nid]
+        rec.update(verdict="", round=0)
+        for key in ("provenance", "cause", "judged", "awaiting"):
+            rec.pop(key, None)
+
+
+def _record(st: State, nid: str) -> dict[str, Any]:
+    rec: dict[str, Any] = st["nodes"].setdefault(
+        nid,
+        {"verdict": "", "round": 0, "attempts": 0, "cost_usd": 0.0, "cost_unknown": False},
+    )
+    return rec
+
+
+def _spend(st: State, rec: dict[str, Any], ev: Event) -> None:
+    cost = float(ev.get("cost_usd", 0.0) or 0.0)
+    rec["cost_usd"] = round(rec["cost_usd"] + cost, 10)
+    st["cost_usd"] = round(st["cost_usd"] + cost, 10)
+    if ev.get("cost_unknown"):
+        rec["cost_unknown"] = True
+
+
+def _worktree(st: State, ev: Event) -> None:
+    if "worktree_commit" in ev:
+        st["worktrees"][ev["worktree"]] = {
+            "branch": ev["worktree_branch"],
+            "commit": ev["worktree_commit"],
+        }
+
+
+def _node_retried(st: State, ev: Event) -> None:
+    _worktree(st, ev)
+    rec = _record(st, ev["node_id"])
+    _spend(st, rec, ev)
+    rec["attempts"] = rec.get("attempts", 0) + 1
+    if ev.get("reason") == "retry":
+        rec["retries"] = rec.get("retries", 0) + 1
+    if ev.get("reason") == "feedback":
+        # Arc fired: the declarer becomes a non-terminal marker of the round now beginning.
+        rec.update(
+            verdict="", round=ev["round"], cause=ev.get("cause"), detail=ev.get("detail", "")
+        )
+        rec.pop("provenance", None)
+        st["hops"] += 1
+
+
+def _terminal(st: State, ev: Event, verdict: str) -> None:
+    _worktree(st, ev)
+    rec = _record(st, ev["node_id"])
+    _spend(st, rec, ev)
+    rec["verdict"] = verdict
+    rec["round"] = ev.get("round", 0)
+    rec["attempts"] = rec.get("attempts", 0) + 1
+    for key in ("session_id", "duration_s", "detail", "provenance", "cause", "judged", "usage"):
+        if key in ev:
+            rec[key] = ev[key]
+        elif key in ("provenance", "cause", "judged") and key in rec:
+            del rec[key]
+    rec.pop("awaiting", None)
+
+
+def _node_passed(st: State, ev: Event) -> None:
+    _terminal(st, ev, "PASS")
+
+
+def _node_failed(st: State, ev: Event) -> None:
+    _terminal(st, ev, "FAIL")
+
+
+def _gate_paused(st: State, ev: Event) -> None:
+    if st["paused_at"] is None:
+        st["paused_at"] = ev["node_id"]
+    declarer = ev.get("declarer")
+    if declarer:  # an exhausted loop escalated to its implicit gate
+        rec = _record(st, declarer)
+        rec.update(verdict="", awaiting=ev["node_id"], detail=ev.get("detail", ""))
+
+
+def _gate_decided(st: State, ev: Event) -> None:
+    decision = "approve" if ev["event"] == "gate_approved" else "reject"
+    st["gates"][ev["node_id"]] = {
+        "decision": decision,
+        "by": ev.get("by", ""),
+        "reason": ev.get("reason", ""),
+        "at": ev["ts"],
+        "state_ref": ev.get("state_ref", ""),
+    }
+    if st["paused_at"] == ev["node_id"]:
+        st["paused_at"] = None
+
+
+def _run_finished(st: State, ev: Event) -> None:
+    leg = st["legs"][-1] if st["legs"] else None
+    if leg is not None:
+        leg.update(finished=ev["ts"], outcome=ev["outcome"], reason=ev.get("reason"))
+    st["status"] = ev["outcome"]
+    if ev["outcome"] != "paused":
+        st["paused_at"] = None
+
+
+_HANDLERS = {
+    "run_started": _run_started,
+    "node_retried": _node_retried,
+    "node_passed": _node_passed,
+    "node_failed": _node_failed,
+    "gate_paused": _gate_paused,
+    "gate_approved": _gate_decided,
+    "gate_rejected": _gate_decided,
+    "run_finished": _run_finished,
+}
+
+
+def stable_view(st: State) -> State:
+    """``st`` without time and session data: what determinism promises to reproduce."""
+    out = copy.deepcopy(st)
+    for rec in out["nodes"].values():
+        for k in VOLATILE_RECORD_FIELDS:
+            rec.pop(k, None)
+    for leg in out["legs"]:
+        for k in VOLATILE_LEG_FIELDS:
+            leg.pop(k, None)
+    for gate in out["gates"].values():
+        gate.pop("at", None)
+    return out
+
+
+def diff(a: Mapping[str, Any], b: Mapping[str, Any], path: str = "") -> list[str]:
+    """Field-by-field differences between two JSON-like values, as ``path: a != b`` lines."""
+    out: list[str] = []
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for k in sorted(set(a) | set(b)):
+            p = f"{path}.{k}" if path else str(k)
+            if k not in a:
+                out.append(f"{p}: missing in state.json, replay has {b[k]!r}")
+            elif k not in b:
+                out.append(f"{p}: state.json has {a[k]!r}, missing in replay")
+            else:
+                out.extend(diff(a[k], b[k], p))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            out.extend(diff(x, y, f"{path}[{i}]"))
+    elif a != b:
+        out.append(f"{path}: state.json has {a!r}, replay has {b!r}")
+    return out

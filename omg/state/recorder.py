@@ -1,0 +1,73 @@
+"""The recorder: the one writer of a run's events, folding each into state.json as it lands."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from omg.state.fold import EVENT_SCHEMA, State, apply
+from omg.state.store import RunDir
+
+Listener = Callable[[dict[str, Any], State], None]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _touched(ev: dict[str, Any]) -> frozenset[str] | None:
+    """The node records an event can change (None: any of them)."""
+    if ev["event"] == "run_started":
+        return None
+    return frozenset(str(ev[k]) for k in ("node_id", "declarer") if k in ev)
+
+
+class Recorder:
+    """Appends events (fsync'd), folds them into the state, rewrites state.json atomically.
+
+    Thread-safe: runtimes report from worker threads. ``node_started`` does not change the
+    state, so it costs one fsync and no snapshot rewrite.
+    """
+
+    def __init__(self, rundir: RunDir, state: State, leg: int, last_seq: int = 0) -> None:
+        self.rundir = rundir
+        self._last_seq = max(last_seq, state["seq"])
+        self.state = state
+        self.leg = leg
+        self._lock = threading.RLock()
+        self._listeners: list[Listener] = []
+        self.state_ref: str | None = None  # set by the git hooks to "commit:<sha>"
+
+    def listen(self, fn: Listener) -> None:
+        self._listeners.append(fn)
+
+    def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+        with self._lock:
+            ev: dict[str, Any] = {
+                "schema": EVENT_SCHEMA,
+                "seq": self._last_seq + 1,
+                "ts": now_iso(),
+                "run_id": self.rundir.run_id,
+                "leg": self.leg,
+                "event": event,
+            }
+            ev.update({k: v for k, v in fields.items() if v is not None})
+            self.rundir.append_event(ev)
+            self._last_seq = ev["seq"]
+            apply(self.state, ev)
+            if event != "node_started":
+                self.rundir.write_state(self.state, _touched(ev))
+            for fn in self._listeners:
+                fn(ev, self.state)
+            return ev
+
+    def ref(self) -> str:
+        """What a human judged: the run branch commit when the run lives in git, else the seq."""
+        return self.state_ref or f"seq:{self.state['seq']}"
+
+    def read(self, fn: Callable[[State], Any]) -> Any:
+        """Run ``fn`` on the state under the lock (for worker threads)."""
+        with self._lock:
+            return fn(self.state)

@@ -1,0 +1,380 @@
+"""The run directory: state.json, events.jsonl, payloads and the leg lock, written safely."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from omg.errors import StateError
+from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA, State
+
+STATE = "state.json"
+EVENTS = "events.jsonl"
+LOCK = "leg.lock"
+MAX_LINE = 1 << 20
+LockProbe = Literal["free", "held"]
+
+
+_COMPACT = {"sort_keys": True, "ensure_ascii": False, "separators": (", ", ": ")}
+#: Top-level maps written one entry per line, so a state diff shows one line per changed node.
+_LINE_PER_ENTRY = ("nodes", "gates", "worktrees")
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, **_COMPACT)  # type: ignore[arg-type]
+
+
+def canonical_json(
+    value: Any, encoder: SnapshotEncoder | None = None, touched: frozenset[str] | None = None
+) -> str:
+    """One byte form per value: sorted keys, UTF-8, a trailing newline.
+
+    A top-level object puts each key on its own line, and each entry of ``nodes``, ``gates``
+    and ``worktrees`` on its own line, compact within — readable in a git diff, and encoded
+    by the C encoder (an indented dump is ~10x slower on a large run). With an ``encoder``,
+    only the ``touched`` node records (and small fields) are re-encoded; None means all.
+    """
+    if not isinstance(value, dict):
+        return _compact(value) + "\n"
+    cache = encoder.cache if encoder is not None else {}
+    lines = []
+    for key in sorted(value):
+        v = value[key]
+        if key in _LINE_PER_ENTRY and isinstance(v, dict) and v:
+            parts = []
+            for k in sorted(v):
+                ck = f"{key}\0{k}"
+                text = (
+                    cache.get(ck)
+                    if key == "nodes" and touched is not None and k not in touched
+                    else None
+                )
+                if text is None:
+                    text = cache[ck] = f"    {json.dumps(k)}: {_compact(v[k])}"
+                parts.append(text)
+            lines.append(f"  {json.dumps(key)}: {{\n" + ",\n".join(parts) + "\n  }")
+        elif key == "graph":
+            text = cache.get("graph") if touched is not None else None
+            if text is None:
+                text = cache["graph"] = _compact(v)
+            lines.append(f'  "graph": {text}')
+        else:
+            lines.append(f"  {json.dumps(key)}: {_compact(v)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+class SnapshotEncoder:
+    """Remembers encoded node records and the graph between writes of one leg's state.json."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, str] = {}
+
+
+def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write ``text`` to ``path`` via temp file (+ fsync when ``durable``) + rename.
+
+    The rename makes every write atomic. The directory is not fsync'd: after a power loss
+    state.json may be one write behind, which resume catches up from the fsync'd event log.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def ensure_ignored(runs_dir: Path) -> None:
+    """Make ``.omg/`` ignore itself (a ``.gitignore`` holding ``*``), as pytest's cache does."""
+    if runs_dir.parent.name == ".omg":
+        ignore = runs_dir.parent / ".gitignore"
+        if not ignore.exists():
+            runs_dir.parent.mkdir(parents=True, exist_ok=True)
+            ignore.write_text("*\n")
+
+
+_Kind = type | tuple[type, ...]
+_NUMBER = (int, float)
+#: What every reader of a snapshot relies on (the full contract is schemas/state.schema.json).
+_STATE_SHAPE: dict[str, _Kind] = {
+    "run_id": str,
+    "graph_source": str,
+    "graph_sha256": str,
+    "graph": dict,
+    "inputs": dict,
+    "nodes": dict,
+    "gates": dict,
+    "legs": list,
+    "hops": int,
+    "paused_at": (str, type(None)),
+    "status": str,
+    "cost_usd": _NUMBER,
+    "seq": int,
+    "worktrees": dict,
+}
+_RECORD_SHAPE: dict[str, _Kind] = {
+    "verdict": str,
+    "round": int,
+    "attempts": int,
+    "cost_usd": _NUMBER,
+    "cost_unknown": bool,
+}
+
+
+def _shape_problem(st: dict[str, Any]) -> str | None:
+    """The first way ``st`` is not shaped like a snapshot (None when it is)."""
+
+    def wrong(value: Any, kind: _Kind) -> bool:
+        return not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)
+
+    for key, kind in _STATE_SHAPE.items():
+        if key not in st or wrong(st[key], kind):
+            return f"field {key!r} is missing or of the wrong type"
+    for nid, rec in st["nodes"].items():
+        if not isinstance(rec, dict):
+            return f"the record of node {nid!r} is not an object"
+        for key, kind in _RECORD_SHAPE.items():
+            if key not in rec or wrong(rec[key], kind):
+                return f"field {key!r} of node {nid!r} is missing or of the wrong type"
+    for gate, dec in st["gates"].items():
+        if not isinstance(dec, dict) or not isinstance(dec.get("decision"), str):
+            return f"the decision on gate {gate!r} is not an object with a decision"
+    for leg in st["legs"]:
+        if not isinstance(leg, dict) or wrong(leg.get("leg"), int) or "outcome" not in leg:
+            return "an entry of 'legs' is not a leg"
+    nodes = st["graph"].get("nodes", [])
+    if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+        return "the snapshotted graph has no list of nodes"
+    return None
+
+
+class RunDir:
+    """One run's directory under ``<runs-dir>/<run-id>/``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._events_fd: int | None = None
+        self._lock_fd: int | None = None
+        self._encoder = SnapshotEncoder()
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def state_path(self) -> Path:
+        return self.path / STATE
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / EVENTS
+
+    def artifact(self, node_id: str) -> Path:
+        return self.path / "artifacts" / f"{node_id}.out"
+
+    def failed(self, node_id: str) -> Path:
+        return self.path / "failed" / f"{node_id}.out"
+
+    def feedback(self, node_id: str) -> Path:
+        return self.path / "feedback" / f"{node_id}.out"
+
+    def exists(self) -> bool:
+        return self.state_path.exists() or self.events_path.exists()
+
+    # -- lock -----------------------------------------------------------------
+    def lock(self) -> None:
+        """Take the leg lock (flock; released by the OS if the process dies; never unlinked)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StateError(
+                f"run {self.run_id!r} has a leg in flight (another omg process holds "
+                f"{self.path / LOCK}); wait for it to finish, or check `omg status` — "
+                "one leg at a time per run"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"omg-leg-lock 1\n{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def probe_lock(self) -> LockProbe:
+        """Whether some process holds the leg lock right now (without taking it for long)."""
+        if self._lock_fd is not None:
+            return "held"
+        try:
+            fd = os.open(self.path / LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            return "free"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "held"
+        finally:
+            os.close(fd)
+        return "free"
+
+    def close(self) -> None:
+        if self._events_fd is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing releases the flock
+            self._lock_fd = None
+
+    # -- events ---------------------------------------------------------------
+    def append_event(self, event: dict[str, Any]) -> None:
+        """Append one line with a single write and fsync it."""
+        if self._events_fd is None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._events_fd = os.open(
+                self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+        line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+        os.write(self._events_fd, line.encode())
+        os.fsync(self._events_fd)
+
+    def read_events(self) -> Iterator[dict[str, Any]]:
+        """Every event, in file order; a torn, oversized or foreign line is a StateError."""
+        try:
+            fh = self.events_path.open("rb")
+        except FileNotFoundError:
+            raise StateError(self._missing(EVENTS)) from None
+        with fh:
+            for n, raw in enumerate(fh, 1):
+                yield self._parse_line(raw, n)
+
+    def events_after(self, seq: int) -> list[dict[str, Any]]:
+        """Events with ``seq`` greater than ``seq``, reading backwards from the end of the file."""
+        try:
+            size = self.events_path.stat().st_size
+        except FileNotFoundError:
+            raise StateError(self._missing(EVENTS)) from None
+        if size and not self._ends_with_newline(size):
+            raise StateError(self._torn())
+        out: list[dict[str, Any]] = []
+        with self.events_path.open("rb") as fh:
+            pos, buf = size, b""
+            while pos > 0:
+                step = min(65536, pos)
+                pos -= step
+                fh.seek(pos)
+                buf = fh.read(step) + buf
+                lines = buf.split(b"\n")
+                buf = lines[0] if pos > 0 else b""
+                body = lines[1:] if pos > 0 else lines
+                for raw in reversed(body):
+                    if not raw:
+                        continue
+                    ev = self._parse_line(raw + b"\n", None)
+                    if ev["seq"] <= seq:
+                        if not out and ev["seq"] < seq:  # the file's last event predates state
+                            raise StateError(self._behind(ev["seq"], seq))
+                        return list(reversed(out))
+                    out.append(ev)
+                if len(buf) > MAX_LINE:
+                    raise StateError(f"{self.events_path} has a line longer than 1 MiB; damaged")
+        if seq > 0:  # the whole file is after the snapshot's event, or empty: lines were lost
+            raise StateError(self._behind(out[-1]["seq"] - 1 if out else 0, seq))
+        return list(reversed(out))
+
+    def _behind(self, have: int, seq: int) -> str:
+        return (
+            f"{self.events_path} does not hold event {seq}, which {STATE} was folded up to "
+            f"(the stream stops at or skips from seq {have}): events were lost, e.g. the file was "
+            "truncated or replaced. omg did not touch either file; restore events.jsonl from "
+            "the run branch"
+        )
+
+    def _ends_with_newline(self, size: int) -> bool:
+        with self.events_path.open("rb") as fh:
+            fh.seek(size - 1)
+            return fh.read(1) == b"\n"
+
+    def _parse_line(self, raw: bytes, n: int | None) -> dict[str, Any]:
+        where = f"{self.events_path}" + (f" line {n}" if n else "")
+        if not raw.endswith(b"\n"):
+            raise StateError(self._torn())
+        if len(raw) > MAX_LINE:
+            raise StateError(f"{where} is longer than 1 MiB; the event stream is damaged")
+        try:
+            ev = json.loads(raw)
+        except ValueError:
+            raise StateError(
+                f"{where} is not a JSON event; the event stream is damaged. omg did not touch it: "
+                "inspect the file (a line written by hand?) and restore it from the run branch"
+            ) from None
+        if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
+            raise StateError(f"{where} is not an omg event (no seq/event fields)")
+        if ev.get("schema") != EVENT_SCHEMA:
+            raise StateError(
+                f"{where} has event schema {ev.get('schema')!r}, but this omg understands "
+                f"schema {EVENT_SCHEMA}; it was written by a different omg version — upgrade omg"
+            )
+        return ev
+
+    def _torn(self) -> str:
+        return (
+            f"{self.events_path} ends with a torn (unterminated) line: the event stream was cut "
+            "mid-write. omg will not append to or rewrite it; restore the file from the run branch "
+            "(`omg resume --fetch`), or remove the partial last line by hand after inspecting it"
+        )
+
+    def _missing(self, name: str) -> str:
+        return f"run {self.run_id!r} has no {name} in {self.path}; is this a run directory?"
+
+    # -- state ----------------------------------------------------------------
+    def read_state(self) -> State:
+        """The snapshot, checked for shape and schema version; damage is a clear StateError."""
+        try:
+            data = self.state_path.read_bytes()
+        except FileNotFoundError:
+            raise StateError(self._missing(STATE)) from None
+        try:
+            st = json.loads(data)  # bytes that are not UTF-8 fail here too, as a ValueError
+        except ValueError as exc:
+            raise StateError(
+                f"{self.state_path} is not valid JSON ({exc}); the snapshot is damaged. "
+                f"omg did not overwrite it: rebuild it with `omg replay {self.run_id} --write` "
+                "or restore it from the run branch"
+            ) from None
+        if not isinstance(st, dict) or "nodes" not in st:
+            raise StateError(f"{self.state_path} is not an omg state file (no nodes)")
+        if st.get("schema") != STATE_SCHEMA:
+            raise StateError(
+                f"{self.state_path} has state schema {st.get('schema')!r}, "
+                f"but this omg understands schema {STATE_SCHEMA}; "
+                "it was written by a different omg version — upgrade omg"
+            )
+        problem = _shape_problem(st)
+        if problem is not None:
+            raise StateError(
+                f"{self.state_path} is damaged: {problem}. omg did not overwrite it: rebuild it "
+                f"with `omg replay {self.run_id} --write` or restore it from the run branch"
+            )
+        return st
+
+    def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
+        """Rewrite state.json atomically; ``touched`` names the records that changed."""
+        atomic_write(self.state_path, canonical_json(state, self._encoder, touched))
+
+    def write_payload(self, path: Path, text: str) -> None:
+        """Artifacts and payloads, written before the event that makes them count.
+
+        Not atomic and not fsync'd on purpose: a payload is only read after its node's
+        event is recorded, and a leg killed before that event re-runs the node, rewriting it.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
