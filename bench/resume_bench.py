@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import os
 import shutil
 import statistics
@@ -33,8 +32,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from omg.leg.loop import LegResult
 from omg.runners.process import ProcResult
+from omg.schedule import LegResult
 
 LOOP_EVERY = 25  # a feedback loop closes every LOOP_EVERY nodes
 BODY = 5  # nodes in each loop body (target … declarer)
@@ -111,30 +110,22 @@ def no_fsync() -> Iterator[None]:
 
 
 def build(work: Path, n: int) -> Path:
-    from omg.graph.load import graph_from_snapshot, load_graph
+    from omg.graph.load import load_graph
     from omg.leg.loop import LegOptions
     from omg.leg.start import Environment, resume_run, start_run
 
     graph_path = work / "g.yaml"
     graph_path.write_text(graph_text(n))
     graph = load_graph(graph_path)
-    env = Environment(
-        runs_dir=work / "runs", root=work, spawn=ScriptedSpawner(), stderr=io.StringIO(), live=False
-    )
+    env = Environment(runs_dir=work / "runs", root=work, spawn=ScriptedSpawner())
     per_leg = len(graph.nodes) * 2 // LEGS
     with no_fsync(), contextlib.chdir(work):
-        _, first, _ = start_run(
+        first = start_run(
             graph, Path("g.yaml"), {}, env, LegOptions(4, max_nodes=per_leg), run_id="big"
         )
-        result: LegResult | None = first
+        result: LegResult | None = first.result
         while result is not None and result.reason == "leg_budget":
-            result, _ = resume_run(
-                "big",
-                env,
-                lambda g: LegOptions(4, max_nodes=per_leg),
-                snapshot_loader=graph_from_snapshot,
-                warn=lambda m: None,
-            )
+            result = resume_run("big", env, lambda g: LegOptions(4, max_nodes=per_leg)).result
     assert result is not None and result.paused_at == "gate", result
     return work / "runs" / "big"
 
@@ -178,9 +169,8 @@ def floor_s(work: Path) -> float:
 def in_process(rundir_path: Path) -> tuple[float, float, int, float]:
     """(load_run s, full-fold s, tail events read, rebuilding the graph from the snapshot s)."""
     from omg.graph.load import graph_from_snapshot
-    from omg.leg.start import load_run
-    from omg.state.fold import fold
-    from omg.state.store import RunDir
+    from omg.state import fold
+    from omg.state.store import RunDir, load_run
 
     rd = RunDir(rundir_path)
     p0 = time.perf_counter()

@@ -1,39 +1,52 @@
-"""The error hierarchy: one base, each kind with its exit code."""
+"""The error hierarchy: one base, each kind a refusal or a usage error (cli/exits maps codes)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
+#: What kind of "no" an error is; the CLI maps it to an exit code (omg/cli/exits.py).
+Refusal = Literal["usage", "refused"]
+#: The next step an error points at; the CLI words it from its one table (omg/cli/next.py).
+NextStep = Literal["decide", "retry_failed", "resume", "wait", "status"]
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Where an error points the user next: a step of the one "what next" table."""
+
+    step: NextStep
+    run_id: str
+    gate: str | None = None
+
 
 class OmgError(Exception):
-    """An error the user can act on; ``str(e)`` is printed as-is."""
+    """An error the user can act on; ``str(e)`` is printed as-is, then its ``hint`` if any."""
 
-    exit_code = 3
+    kind: Refusal = "refused"
+
+    def __init__(self, message: str, *, hint: Hint | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class UsageError(OmgError):
     """The command line itself is wrong (a flag combination, a missing argument)."""
 
-    exit_code = 2
+    kind: Refusal = "usage"
 
 
 class GraphError(OmgError):
     """A graph file is unreadable or invalid; nothing ran."""
 
-    exit_code = 3
-
 
 class InputError(OmgError):
     """A run's inputs do not match what the graph declares; nothing ran."""
-
-    exit_code = 3
 
 
 class StateError(OmgError):
     """A run directory is missing, damaged, locked or conflicting; nothing ran."""
 
-    exit_code = 3
-
 
 class GitError(OmgError):
     """A git operation failed or the run branch moved on; translated at the omg.git edge."""
-
-    exit_code = 3

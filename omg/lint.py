@@ -1,6 +1,6 @@
 """`python -m omg.lint`: the fast lint entry point (a pre-commit hook), kept as a shim."""
 
-from omg.graph.lint import main
+from omg.cli.lint import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

@@ -6,7 +6,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from omg.graph.model import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Graph
+from omg.graph.model import Graph, Node
+from omg.kinds import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Outcome, StopReason
 
 Status = Literal["passed", "failed", "pending", "awaiting"]
 Records = Mapping[str, Mapping[str, Any]]
@@ -184,3 +185,83 @@ def judge_feedback(
         return FeedbackDecision("hop_cap", spent, detail)
     k = spent + 1
     return FeedbackDecision("fire", k, f"feedback round {k}/{fb.max}: re-running {arc}")
+
+
+@dataclass(frozen=True)
+class Rearm:
+    """What ``--retry-failed`` makes pending again, recorded on that leg's ``run_started``."""
+
+    nodes: tuple[str, ...]  # FAIL records (not rejected gates) and the bodies of their loops
+    gates: tuple[str, ...]  # implicit gates whose decision the fresh rounds forget
+
+
+def rearm(graph: Graph, records: Records, gates: Mapping[str, Mapping[str, Any]]) -> Rearm:
+    """The ``--retry-failed`` decision: failed records and exhausted loops, re-armed whole."""
+    rejected = {g for g, d in gates.items() if d.get("decision") == "reject"}
+    cleared = {
+        nid
+        for nid, rec in records.items()
+        if (rec["verdict"] == "FAIL" and nid not in rejected) or rec.get("awaiting")
+    }
+    forget = []
+    for nid in sorted(cleared, key=graph.index.__getitem__):
+        rec = records[nid]
+        if nid in graph.arcs and (rec.get("round", 0) > 0 or rec.get("awaiting")):
+            cleared.update(graph.arcs[nid])
+            # Fresh rounds, fresh exhaustion: the implicit gate forgets its decision (awaiting or
+            # rejected) so a new one is asked — and an old one is never taken for it.
+            forget.append(str(rec.get("awaiting") or nid + EXHAUSTED_GATE_SUFFIX))
+    return Rearm(tuple(n for n in graph.ids if n in cleared), tuple(forget))
+
+
+@dataclass(frozen=True)
+class LegResult:
+    """How a leg ended: its outcome, why it stopped there, the gate it paused at."""
+
+    outcome: Outcome
+    reason: StopReason | None = None
+    paused_at: str | None = None
+    detail: str = ""
+
+
+def failed_for_good(graph: Graph, status: Mapping[str, Status]) -> list[str]:
+    """The failed nodes when they end the run (halt, or nothing else left to run), else []."""
+    failed = [n for n, s in status.items() if s == "failed"]
+    if failed and (graph.on_fail == "halt" or not unfinished(graph, status)):
+        return failed
+    return []
+
+
+def ending(
+    graph: Graph, status: Mapping[str, Status], stop: str | None, paused_at: str | None
+) -> LegResult:
+    """The outcome rule: what a leg that stopped (or ran dry) at ``status`` ended as."""
+    failed = [n for n, s in status.items() if s == "failed"]
+    left = unfinished(graph, status)
+    if stop == "gate" and (not failed or graph.on_fail == "continue"):
+        return LegResult("paused", "gate", paused_at)
+    if failed_for_good(graph, status):
+        return LegResult("failed", "failed", detail="failed: " + ", ".join(failed))
+    if left:
+        reason: StopReason = "leg_budget" if stop == "leg_budget" else "unfinished"
+        return LegResult("paused", reason, detail="unfinished: " + ", ".join(left))
+    return LegResult("passed")
+
+
+RetryAction = Literal["final", "retry", "defer"]
+
+
+def next_attempt(
+    node: Node, attempt: int, passed: bool, cause: Cause | None, time_left: float | None
+) -> tuple[RetryAction, float]:
+    """After attempt ``attempt``: stop here, retry after a delay, or defer to the next leg.
+
+    A retry the leg's time budget cannot hold (its backoff plus the node's timeout) is deferred:
+    the next leg runs the node, so a leg never overruns ``--max-minutes`` on purpose.
+    """
+    if passed or cause not in node.retry.on or attempt >= 1 + max(node.retry.max, 0):
+        return "final", 0.0
+    delay = node.retry.backoff.delay_s(attempt) if node.retry.backoff is not None else 0.0
+    if time_left is not None and delay + node.timeout_s > time_left:
+        return "defer", delay
+    return "retry", delay

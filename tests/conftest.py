@@ -30,7 +30,7 @@ def check_run_dir(run_dir: Path) -> dict:
 
     Also proves the snapshot is the fold of the stream (what `omg replay` checks).
     """
-    from omg.state.fold import fold
+    from omg.state import fold
     from omg.state.store import canonical_json
 
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]

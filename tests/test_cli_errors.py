@@ -20,9 +20,9 @@ BUGGY = textwrap.dedent("""
 """)
 
 
-def test_a_bug_prints_unexpected_error_and_the_traceback_and_exits_3() -> None:
+def test_a_bug_prints_unexpected_error_and_the_traceback_and_exits_70_not_the_refusal_code() -> None:
     res = subprocess.run([sys.executable, "-c", BUGGY], capture_output=True, text=True)
-    assert res.returncode == 3
+    assert res.returncode == 70
     assert res.stderr.startswith("omg: unexpected error")
     assert "Traceback" in res.stderr and "RuntimeError: kaboom" in res.stderr
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from omg.cli.lint import escape_data, escape_property, github, lint_paths
+from omg.cli.lint import github, lint_paths
 from omg.errors import UsageError
+from omg.github import escape_data, escape_property
 from omg.graph.findings import Finding
 from omg.graph.lint import collect
 
@@ -117,7 +118,7 @@ def test_lint_collects_yaml_recursively_and_skips_hidden_directories(tmp_path: P
 def test_lint_refuses_paths_that_are_not_there_as_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such file or directory") as err:
         lint_paths([tmp_path / "nope.yaml"], "text", strict=False)
-    assert err.value.exit_code == 2
+    assert err.value.kind == "usage"
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError, match=r"no \*\.yaml or \*\.yml files"):
         lint_paths([tmp_path / "empty"], "text", strict=False)

@@ -1,4 +1,4 @@
-"""The command line: a thin typer dispatch table; each command calls one function.
+"""The typer app: a thin dispatch table, each command one function, and the one error handler.
 
 Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fast.
 """
@@ -12,6 +12,8 @@ from typing import Annotated, Literal, NoReturn, cast
 
 import typer
 
+from omg.cli import exits
+from omg.cli.next import next_step
 from omg.errors import OmgError, UsageError
 
 app = typer.Typer(
@@ -211,11 +213,12 @@ def main() -> None:
     try:
         app()
     except OmgError as exc:
-        print(f"omg: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
+        print(f"omg: {exc}{hint}", file=sys.stderr)
+        sys.exit(exits.BY_REFUSAL[exc.kind])
     except KeyboardInterrupt:
         print("omg: interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(exits.INTERRUPTED)
     except Exception:
         print(
             "omg: unexpected error — this is a bug in omg; please report it with the "
@@ -223,4 +226,4 @@ def main() -> None:
             file=sys.stderr,
         )
         traceback.print_exc()
-        sys.exit(3)
+        sys.exit(exits.BUG)

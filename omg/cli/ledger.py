@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from omg.graph.durations import format_duration
 from omg.graph.model import Graph
-from omg.state.fold import State
+from omg.state import NodeRecord, State
 
 COLUMNS = ("NODE", "VERDICT", "ROUND", "TRIES", "COST", "TIME", "DETAIL")
 
 
-def verdict_cell(rec: dict[str, Any] | None) -> str:
+def verdict_cell(rec: NodeRecord | None) -> str:
     if rec is None:
         return "-"
     if rec.get("awaiting"):

@@ -1,34 +1,30 @@
-"""Lint output: findings rendered as text, JSON or GitHub workflow commands, and the exit code."""
+"""`omg lint` output: findings as text, JSON or GitHub workflow commands, and the exit code."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from omg.cli.exits import BY_REFUSAL
+from omg.errors import UsageError
+from omg.github.annotations import ANNOTATION_CAP, Level, workflow_command
 from omg.graph.findings import Finding
+from omg.graph.lint import fails, lint_files
 
 Format = Literal["text", "json", "github"]
-#: GitHub shows at most 10 error and 10 warning annotations per step; more are dropped.
-GITHUB_CAP = 10
 _RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def lint_paths(paths: list[Path], fmt: Format, strict: bool) -> tuple[str, int]:
     """Lint files and directories: (output, exit 0 valid / 1 invalid); UsageError on bad paths."""
-    from omg.graph.lint import collect
-    from omg.graph.load import check_file
-
-    results = [(str(p), check_file(p)[1]) for p in collect(paths)]
+    results = lint_files(paths)
     failed = any(fails(found, strict) for _, found in results)
     render = {"text": text, "json": as_json, "github": github}[fmt]
     return render(results), 1 if failed else 0
-
-
-def fails(found: Sequence[Finding], strict: bool) -> bool:
-    """An error fails a file; under --strict a warning does too. Info never does."""
-    return any(f.severity == "error" or (strict and f.severity == "warning") for f in found)
 
 
 def ordered(found: Sequence[Finding]) -> list[Finding]:
@@ -60,16 +56,6 @@ def as_json(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
     return json.dumps(rows, indent=2, ensure_ascii=False)
 
 
-def escape_data(value: str) -> str:
-    """GitHub workflow-command message escaping."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(value: str) -> str:
-    """GitHub workflow-command property escaping (data escaping plus ``:`` and ``,``)."""
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
 def github(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
     """``::error file=…,line=…,title=…::message`` annotations, 10 errors + 10 warnings a file."""
     lines: list[str] = []
@@ -78,7 +64,7 @@ def github(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
         hidden = {"error": 0, "warning": 0}
         for f in ordered(found):
             if f.severity in shown:
-                if shown[f.severity] == GITHUB_CAP:
+                if shown[f.severity] == ANNOTATION_CAP:
                     hidden[f.severity] += 1
                     continue
                 shown[f.severity] += 1
@@ -88,18 +74,34 @@ def github(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
                 f"{hidden['error']} more error(s) and {hidden['warning']} more warning(s) "
                 f"not shown; run `omg lint {file}` to see them all"
             )
-            lines.append(f"::notice file={escape_property(file)}::{escape_data(more)}")
+            lines.append(workflow_command("notice", more, {"file": file}))
         lines.append(summary(file, found))
     return "\n".join(lines)
 
 
 def _command(f: Finding) -> str:
-    kind = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
-    props = [f"file={escape_property(f.file)}"]
+    level: Level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]  # type: ignore[assignment]
+    props: dict[str, str | int] = {"file": f.file}
     if f.line is not None:
-        props.append(f"line={f.line}")
+        props["line"] = f.line
         if f.column is not None:
-            props.append(f"col={f.column}")
-    title = f"omg lint {f.code}" + (f' (node "{f.node}")' if f.node else "")
-    props.append(f"title={escape_property(title)}")
-    return f"::{kind} {','.join(props)}::{escape_data(f.message)}"
+            props["col"] = f.column
+    props["title"] = f"omg lint {f.code}" + (f' (node "{f.node}")' if f.node else "")
+    return workflow_command(level, f.message, props)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m omg.lint`: the same checks without typer, for a fast pre-commit hook."""
+    parser = argparse.ArgumentParser(prog="python -m omg.lint", description="Check graph files.")
+    parser.add_argument("paths", nargs="+", type=Path, help="graph files or directories")
+    parser.add_argument("--format", "-f", choices=("text", "json", "github"), default="text")
+    parser.add_argument("--strict", action="store_true", help="fail on advisories too")
+    args = parser.parse_args(argv)
+    try:
+        out, code = lint_paths(args.paths, args.format, args.strict)
+    except UsageError as exc:
+        print(f"omg lint: {exc}", file=sys.stderr)
+        sys.exit(BY_REFUSAL[exc.kind])
+    if out:
+        print(out)
+    sys.exit(code)

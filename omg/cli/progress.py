@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from omg.state.fold import State
+from omg.state import State
 
 
 class Progress:

@@ -1,4 +1,4 @@
-"""Commands: what `omg run`, `omg resume` and `omg clean` do, between the CLI and the engine."""
+"""`omg run`, `omg resume` and `omg clean`: wiring a leg to git, progress and the report."""
 
 from __future__ import annotations
 
@@ -8,12 +8,16 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from omg.cli import ledger
-from omg.errors import UsageError
-from omg.graph.model import EXHAUSTED_GATE_SUFFIX, Graph
-from omg.leg.loop import LegOptions, LegResult
-from omg.leg.start import EXIT, Decision, Environment, resume_run, start_run
-from omg.state.fold import State
+from omg.cli import exits, ledger
+from omg.cli.next import next_block
+from omg.cli.progress import Progress
+from omg.errors import Hint, UsageError
+from omg.graph.model import Graph
+from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.leg.decisions import Decision
+from omg.leg.loop import LegOptions
+from omg.leg.start import Environment, LegEnd, resume_run, start_run
+from omg.state import NO_RECORD, State
 
 
 def _os_user() -> str:
@@ -27,42 +31,32 @@ def _warn(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def _environment(runs_dir: Path) -> Environment:
-    return Environment(runs_dir=runs_dir, root=Path.cwd())
+def _environment(runs_dir: Path, progress: Progress) -> Environment:
+    return Environment(runs_dir=runs_dir, root=Path.cwd(), listeners=[progress], warn=_warn)
 
 
-def _report(
-    run_id: str, result: LegResult | None, state: State, graph_data: Mapping[str, object]
-) -> int:
-    from omg.graph.build import graph_from_data
-
-    graph = graph_from_data(graph_data)
+def _report(end: LegEnd) -> int:
+    run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
     print()
     print(ledger.render(graph, state))
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}")
-        return EXIT.get(state["status"], 0) if state["status"] != "paused" else 4
+        status = state["status"]
+        return exits.BY_OUTCOME[status] if status in exits.BY_OUTCOME else exits.PASSED
     print()
     if result.outcome == "passed":
         print(f"run {run_id!r} passed.")
     elif result.outcome == "failed":
-        print(
-            f"run {run_id!r} failed ({result.detail}). Re-run the failed nodes with:\n"
-            f"  omg resume {run_id} --retry-failed"
-        )
+        block = next_block(Hint("retry_failed", run_id))
+        print(f"run {run_id!r} failed ({result.detail}). {block}")
     elif result.reason == "gate":
         gate = result.paused_at or ""
-        print(
-            f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\nDecide it with:\n"
-            f"  omg resume {run_id} --approve {gate}\n"
-            f"  omg resume {run_id} --reject {gate} --reason TEXT"
-        )
+        block = next_block(Hint("decide", run_id, gate))
+        print(f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\n{block}")
     else:
-        print(
-            f"run {run_id!r} paused for its leg budget ({result.detail}). Continue with:\n"
-            f"  omg resume {run_id}"
-        )
-    return EXIT[result.outcome]
+        block = next_block(Hint("resume", run_id))
+        print(f"run {run_id!r} paused for its leg budget ({result.detail}). {block}")
+    return exits.BY_OUTCOME[result.outcome]
 
 
 def _gate_question(graph: Graph, state: State, gate: str) -> str:
@@ -70,23 +64,23 @@ def _gate_question(graph: Graph, state: State, gate: str) -> str:
     if gate in graph.by_id:
         return graph.node(gate).description or "(no description)"
     declarer = gate.removesuffix(EXHAUSTED_GATE_SUFFIX)
-    detail = state["nodes"].get(declarer, {}).get("detail", "")
+    detail = state["nodes"].get(declarer, NO_RECORD).get("detail", "")
     return f"accept {declarer!r} as it is? {detail}".strip()
 
 
-def _git_hooks(
+def _attach_git(
     env: Environment, run_id: str, *, commit: bool, push: str | None, base: str = "HEAD"
 ) -> None:
     if not commit:
         if push:
             raise UsageError("--push needs commits; drop --no-commit")
         return
-    try:
-        from omg.leg.commits import attach
-    except ImportError:  # git support not installed in this build
-        return
-    env.hooks = attach(env.root, run_id, push=push, base=base, warn=_warn)
-    if env.hooks is None and push:
+    from omg.github import server_host
+    from omg.leg.commits import attach
+
+    host = server_host(os.environ)
+    env.commits = attach(env.root, run_id, push=push, base=base, warn=_warn, github_host=host)
+    if env.commits is None and push:
         raise UsageError(f"--push {push}: {env.root} is not inside a git repository")
 
 
@@ -103,18 +97,19 @@ def run(
     commit: bool,
     base: str,
 ) -> int:
-    from omg.graph.load import load_graph
-    from omg.leg.start import new_run_id, resolve_inputs
+    from omg.graph.load import load_graph, resolve_inputs
+    from omg.leg.start import new_run_id
 
     graph = load_graph(path)
     resolve_inputs(graph, inputs)  # refuse bad inputs before anything is created
-    env = _environment(runs_dir)
-    rid = run_id or new_run_id(graph, runs_dir)
-    _git_hooks(env, rid, commit=commit, push=push, base=base)
-    opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
-    print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
-    rid, result, state = start_run(graph, path, inputs, env, opts, run_id=rid)
-    return _report(rid, result, state, graph.data)
+    with Progress() as progress:
+        env = _environment(runs_dir, progress)
+        rid = run_id or new_run_id(graph, runs_dir)
+        _attach_git(env, rid, commit=commit, push=push, base=base)
+        opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+        print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
+        end = start_run(graph, path, inputs, env, opts, run_id=rid)
+    return _report(end)
 
 
 def resume(
@@ -133,15 +128,14 @@ def resume(
     push: str | None,
     commit: bool,
 ) -> int:
-    from omg.github.env import actor
-    from omg.graph.load import graph_from_snapshot
+    from omg.github import actor
 
-    env = _environment(runs_dir)
     if fetch:
+        from omg.github import server_host
         from omg.leg.commits import fetch_run
 
-        fetch_run(env.root, runs_dir / run_id, run_id, fetch, warn=_warn)
-    _git_hooks(env, run_id, commit=commit, push=push)
+        host = server_host(os.environ)
+        fetch_run(Path.cwd(), runs_dir / run_id, run_id, fetch, warn=_warn, github_host=host)
     decision = None
     gate = approve or reject
     if gate:
@@ -151,17 +145,12 @@ def resume(
     def options(graph: Graph) -> LegOptions:
         return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
 
-    print(f"Resuming run {run_id!r}", file=sys.stderr)
-    result, state = resume_run(
-        run_id,
-        env,
-        options,
-        retry_failed=retry_failed,
-        decision=decision,
-        snapshot_loader=graph_from_snapshot,
-        warn=_warn,
-    )
-    return _report(run_id, result, state, state["graph"])
+    with Progress() as progress:
+        env = _environment(runs_dir, progress)
+        _attach_git(env, run_id, commit=commit, push=push)
+        print(f"Resuming run {run_id!r}", file=sys.stderr)
+        end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
+    return _report(end)
 
 
 def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
@@ -169,7 +158,7 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
     from omg.leg.dryrun import render_plan
 
     print(render_plan(load_graph(path), path, inputs))
-    return 0
+    return exits.PASSED
 
 
 def clean(run_id: str, *, remote: str | None) -> int:
@@ -177,4 +166,4 @@ def clean(run_id: str, *, remote: str | None) -> int:
 
     for note in clean_run(Path.cwd(), run_id, remote=remote):
         print(note)
-    return 0
+    return exits.PASSED

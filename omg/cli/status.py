@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from omg.cli import ledger
-from omg.errors import OmgError, StateError
+from omg.cli.next import next_step
+from omg.errors import Hint, OmgError, StateError
 from omg.graph.build import graph_from_data
-from omg.state.fold import State, diff, fold
+from omg.state import State, diff, fold
 from omg.state.store import RunDir, canonical_json
 
 
@@ -24,37 +25,32 @@ def derive(state: State, rundir: RunDir) -> str:
     return str(state["status"])
 
 
-def next_step(state: State, derived: str) -> str:
-    rid = state["run_id"]
-    if derived == "abandoned" and state["paused_at"]:
-        gate = state["paused_at"]
-        return (
-            f"its last leg was killed after pausing at gate {gate}; decide with "
-            f"`omg resume {rid} --approve {gate}` or `--reject {gate} --reason TEXT`"
-        )
-    if derived == "abandoned":
-        return (
-            f"its last leg ended without finishing (killed?). Nodes in flight then re-run "
-            f"with `omg resume {rid}`"
-        )
-    if derived.startswith("paused at gate"):
-        gate = state["paused_at"]
-        return (
-            f"decide with `omg resume {rid} --approve {gate}` or "
-            f"`omg resume {rid} --reject {gate} --reason TEXT`"
-        )
-    if derived.startswith("paused"):
-        return f"continue with `omg resume {rid}`"
+def situation(state: State, derived: str) -> Hint | None:
+    """Which step of the "what next" table a run with this derived status needs (None: done)."""
+    rid, gate = state["run_id"], state["paused_at"]
+    if gate and (derived == "abandoned" or derived.startswith("paused at gate")):
+        return Hint("decide", rid, gate)
+    if derived == "abandoned" or derived.startswith("paused"):
+        return Hint("resume", rid)
     if derived == "failed":
-        return f"re-run the failed nodes with `omg resume {rid} --retry-failed`"
+        return Hint("retry_failed", rid)
     if derived == "running":
-        return "a leg is in flight; wait for it"
-    return "nothing to do"
+        return Hint("wait", rid)
+    return None
+
+
+def next_line(state: State, derived: str) -> str:
+    hint = situation(state, derived)
+    text = "nothing to do" if hint is None else next_step(hint)
+    if derived == "abandoned":
+        why = "pausing at its gate" if state["paused_at"] else "finishing (killed?)"
+        return f"its last leg ended without {why}; nodes in flight then re-run — {text}"
+    return text
 
 
 def _load(rundir: RunDir) -> State:
     """The snapshot caught up with the events a killed leg appended after its last write."""
-    from omg.leg.start import load_run
+    from omg.state.store import load_run
 
     return load_run(rundir)[0]
 
@@ -69,7 +65,7 @@ def show(runs_dir: Path, run_id: str | None) -> str:
         graph = graph_from_data(state["graph"])
         return (
             f"{ledger.render(graph, state)}\n\nstatus: {derived} "
-            f"({len(state['legs'])} leg(s))\nnext: {next_step(state, derived)}"
+            f"({len(state['legs'])} leg(s))\nnext: {next_line(state, derived)}"
         )
     rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
     for path in sorted(p for p in runs_dir.glob("*") if p.is_dir()) if runs_dir.is_dir() else []:

@@ -47,3 +47,8 @@ def worktree_id(run_id: str, name: str) -> str:
     """The name of the worktree's admin directory under ``.git/worktrees/``; unique per pair."""
     digest = hashlib.sha1(f"{run_id}\0{name}".encode()).hexdigest()[:8]
     return f"omg-{run_id}-{name}-{digest}"
+
+
+def run_refspecs(run_id: str) -> list[str]:
+    """What a leg fetches (into remote-tracking refs): the run branch and its worktree lanes."""
+    return [run_ref(run_id), f"{HEADS}omg/work/{checked('run id', run_id)}/*"]

@@ -14,7 +14,6 @@ from pygit2.enums import CredentialType, FetchPrune
 from omg.errors import GitError, OmgError
 from omg.git.edge import describe, redact
 from omg.git.names import HEADS, RUNS
-from omg.github.env import server_host
 
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -61,11 +60,11 @@ def endpoint(repo: pygit2.Repository, remote: str) -> Endpoint:
     return Endpoint(anonymous, url, tracking_name(repo, remote), redact(url), redact(remote))
 
 
-def token_for(url: str, env: Mapping[str, str]) -> tuple[str, str] | None:
+def token_for(url: str, env: Mapping[str, str], github_host: str | None) -> tuple[str, str] | None:
     """(variable, token) to offer ``url``, or None; never over plain HTTP except to loopback.
 
-    ``OMG_GIT_TOKEN`` goes to any host; ``GITHUB_TOKEN`` only to the GitHub host of
-    ``GITHUB_SERVER_URL`` (default github.com), so a stray remote never receives it.
+    ``OMG_GIT_TOKEN`` goes to any host; ``GITHUB_TOKEN`` only to ``github_host`` (the host of
+    the GitHub server the workflow runs against, passed in), so a stray remote never gets it.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http"):
@@ -74,7 +73,7 @@ def token_for(url: str, env: Mapping[str, str]) -> tuple[str, str] | None:
         return None
     if env.get("OMG_GIT_TOKEN"):
         return "OMG_GIT_TOKEN", env["OMG_GIT_TOKEN"]
-    if env.get("GITHUB_TOKEN") and parts.hostname == server_host(env):
+    if env.get("GITHUB_TOKEN") and github_host and parts.hostname == github_host:
         return "GITHUB_TOKEN", env["GITHUB_TOKEN"]
     return None
 
@@ -82,11 +81,13 @@ def token_for(url: str, env: Mapping[str, str]) -> tuple[str, str] | None:
 class Callbacks(pygit2.RemoteCallbacks):
     """Credentials from memory, a fast-forward check per ref, and the server's per-ref verdicts."""
 
-    def __init__(self, repo: pygit2.Repository, ep: Endpoint, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, repo: pygit2.Repository, ep: Endpoint, env: Mapping[str, str], github_host: str | None
+    ) -> None:
         super().__init__()
         self._repo = repo
         self._ep = ep
-        self._token = token_for(ep.url, env)
+        self._token = token_for(ep.url, env, github_host)
         self._offered: set[CredentialType] = set()
         self.rejected: list[tuple[str, str]] = []
 
@@ -146,11 +147,17 @@ def advanced(ref: str, ep: Endpoint, theirs: str | None) -> GitError:
     )
 
 
-def push(repo: pygit2.Repository, remote: str, refspecs: list[str], env: Mapping[str, str]) -> None:
+def push(
+    repo: pygit2.Repository,
+    remote: str,
+    refspecs: list[str],
+    env: Mapping[str, str],
+    github_host: str | None,
+) -> None:
     """Push ``refspecs`` without force; a lost race or any rejection is a GitError."""
     ep = endpoint(repo, remote)
     specs = [_push_spec(spec) for spec in refspecs]
-    callbacks = Callbacks(repo, ep, env)
+    callbacks = Callbacks(repo, ep, env, github_host)
     try:
         ep.remote.push(specs, callbacks=callbacks, proxy=True)
     except OmgError:
@@ -176,14 +183,18 @@ def push(repo: pygit2.Repository, remote: str, refspecs: list[str], env: Mapping
 
 
 def fetch(
-    repo: pygit2.Repository, remote: str, refspecs: list[str], env: Mapping[str, str]
+    repo: pygit2.Repository,
+    remote: str,
+    refspecs: list[str],
+    env: Mapping[str, str],
+    github_host: str | None,
 ) -> None:
     """Fetch ``refspecs`` into ``refs/remotes/<remote>/``; local branches are never written."""
     ep = endpoint(repo, remote)
     specs = [_fetch_spec(spec, remote, ep.tracking) for spec in refspecs]
     try:
         ep.remote.fetch(
-            specs, message="omg: fetch", callbacks=Callbacks(repo, ep, env),
+            specs, message="omg: fetch", callbacks=Callbacks(repo, ep, env, github_host),
             prune=FetchPrune.NO_PRUNE, proxy=True,
         )  # fmt: skip
     except OmgError:

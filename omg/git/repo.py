@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pygit2
 
+from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git import remote as remotes
 from omg.git import runbranch, worktrees
@@ -20,11 +21,15 @@ from omg.git.worktrees import Worktree
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
 
 
-def open_repo(start: Path, *, env: Mapping[str, str] | None = None) -> RunRepo | None:
+def open_repo(
+    start: Path, *, env: Mapping[str, str] | None = None, github_host: str | None = "github.com"
+) -> RunRepo | None:
     """The repository enclosing ``start`` (with a working tree), or None outside one.
 
     ``env`` supplies the commit identity (``GIT_AUTHOR_*``/``GIT_COMMITTER_*``) and the
     push/fetch token (``GITHUB_TOKEN``/``OMG_GIT_TOKEN``); it defaults to ``os.environ``.
+    ``github_host`` is the only host ``GITHUB_TOKEN`` is ever offered to (omg.github says
+    which one a workflow runs against).
     """
     with translated(f"opening the git repository around {start}", _FIX):
         found = pygit2.discover_repository(str(start))
@@ -33,7 +38,7 @@ def open_repo(start: Path, *, env: Mapping[str, str] | None = None) -> RunRepo |
         repo = pygit2.Repository(found)
     if repo.is_bare or repo.workdir is None:
         return None
-    return RunRepo(repo, os.environ if env is None else env)
+    return RunRepo(repo, os.environ if env is None else env, github_host)
 
 
 class RunRepo:
@@ -43,9 +48,12 @@ class RunRepo:
     GitError. Calls are serialised, so the engine may share one RunRepo across threads.
     """
 
-    def __init__(self, repo: pygit2.Repository, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, repo: pygit2.Repository, env: Mapping[str, str], github_host: str | None
+    ) -> None:
         self._repo = repo
         self._env = env
+        self._github_host = github_host
         self._lock = threading.RLock()
         self.root = Path(repo.workdir or ".").resolve()
 
@@ -98,7 +106,7 @@ class RunRepo:
 
     def _ignore_omg(self, run_dir: Path) -> None:
         if run_dir.resolve().is_relative_to(self.root / ".omg"):
-            worktrees.ensure_ignored(self.root)  # a run dir must never show in `git status`
+            ensure_ignored(self.root / NAME)  # a run dir must never show in `git status`
 
     # -- remotes ------------------------------------------------------------------------
 
@@ -108,12 +116,12 @@ class RunRepo:
         A lost race (the remote ref moved on) raises GitError saying another leg advanced it.
         """
         with self._lock, translated(f"pushing to {remote}", _FIX):
-            remotes.push(self._repo, remote, refspecs, self._env)
+            remotes.push(self._repo, remote, refspecs, self._env, self._github_host)
 
     def fetch(self, remote: str, refspecs: list[str]) -> None:
         """Fetch refspecs into ``refs/remotes/<remote>/``; local branches are never written."""
         with self._lock, translated(f"fetching from {remote}", _FIX):
-            remotes.fetch(self._repo, remote, refspecs, self._env)
+            remotes.fetch(self._repo, remote, refspecs, self._env, self._github_host)
 
     def remote_run_head(self, remote: str, run_id: str) -> str | None:
         """After a fetch or push: ``refs/remotes/<remote>/omg/runs/<run_id>``, or None.

@@ -9,6 +9,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import RepositoryOpenFlag, ResetMode
 
+from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git.names import BASES, HEADS, base_ref, checked, work_branch, worktree_id
 from omg.git.runbranch import head
@@ -25,15 +26,7 @@ class Worktree:
 
 def run_dir(root: Path, run_id: str) -> Path:
     """``.omg/worktrees/<run_id>/`` under the repository root."""
-    return root / ".omg" / "worktrees" / checked("run id", run_id)
-
-
-def ensure_ignored(root: Path) -> None:
-    """``.omg/.gitignore`` holding ``*``, so nothing omg keeps shows in the user's status."""
-    ignore = root / ".omg" / ".gitignore"
-    if not ignore.exists():
-        ignore.parent.mkdir(parents=True, exist_ok=True)
-        ignore.write_text("*\n")
+    return root / NAME / "worktrees" / checked("run id", run_id)
 
 
 def acquire(
@@ -42,7 +35,7 @@ def acquire(
     """Reuse the managed checkout, else re-attach its retained branch, else create it at base."""
     path = run_dir(root, run_id) / checked("worktree name", name)
     wanted = branch or work_branch(run_id, name)
-    ensure_ignored(root)
+    ensure_ignored(root / NAME)
     if path.is_dir() and not any(path.iterdir()):
         path.rmdir()  # an empty directory (say, from a run outside git) holds nothing to keep
     if path.exists():

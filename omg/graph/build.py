@@ -11,7 +11,6 @@ from omg.graph.model import (
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
     Backoff,
-    Cause,
     Feedback,
     Graph,
     Handoff,
@@ -27,6 +26,7 @@ from omg.graph.model import (
     Verify,
     Worktree,
 )
+from omg.kinds import Cause
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -168,7 +168,6 @@ def graph_from_data(data: Mapping[str, Any]) -> Graph:
     nodes: Iterable[Mapping[str, Any]] = data.get("nodes") or ()
     return Graph(
         name=str(data.get("name", "")),
-        version=str(data.get("version", "1")),
         inputs=_inputs(data.get("inputs")),
         concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
         on_fail=cast(OnFail, data.get("on_fail", "halt")),

@@ -1,12 +1,12 @@
-"""The lint run: which files `omg lint PATH...` checks, and `python -m omg.lint` for the shell."""
+"""Lint inputs: which files `omg lint PATH...` checks, and every finding of each."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 from omg.errors import UsageError
+from omg.graph.findings import Finding
+from omg.graph.load import check_file
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -38,23 +38,11 @@ def collect(paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m omg.lint", description="Check graph files.")
-    parser.add_argument("paths", nargs="+", type=Path, help="graph files or directories")
-    parser.add_argument("--format", "-f", choices=("text", "json", "github"), default="text")
-    parser.add_argument("--strict", action="store_true", help="fail on advisories too")
-    args = parser.parse_args(argv)
-    from omg.cli.lint import lint_paths
-
-    try:
-        out, code = lint_paths(args.paths, args.format, args.strict)
-    except UsageError as exc:
-        print(f"omg lint: {exc}", file=sys.stderr)
-        return exc.exit_code
-    if out:
-        print(out)
-    return code
+def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
+    """(file, its findings) for every graph file ``paths`` name; UsageError on bad paths."""
+    return [(str(p), check_file(p)[1]) for p in collect(paths)]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def fails(found: list[Finding], strict: bool) -> bool:
+    """An error fails a file; under --strict a warning does too. Info never does."""
+    return any(f.severity == "error" or (strict and f.severity == "warning") for f in found)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from omg.errors import GraphError
+from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
 from omg.graph.findings import Finding
 from omg.graph.model import Graph
@@ -114,6 +114,35 @@ def graph_from_snapshot(data: Mapping[str, Any], source: str) -> Graph:
             )
         )
     return graph
+
+
+def resolve_inputs(graph: Graph, given: Mapping[str, str]) -> dict[str, str]:
+    """Declared defaults applied; an undeclared or missing required input is refused."""
+    declared = {i.name: i for i in graph.inputs}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        names = ", ".join(sorted(declared)) or "none"
+        raise InputError(
+            f"input(s) {', '.join(unknown)} are not declared by graph {graph.name!r} "
+            f"(declared: {names}); fix the -i name or add it to the graph's inputs"
+        )
+    out: dict[str, str] = {}
+    missing = []
+    for name, spec in declared.items():
+        if name in given:
+            out[name] = given[name]
+        elif spec.default is not None:
+            out[name] = spec.default
+        elif spec.required or not isinstance(graph.data.get("inputs"), Mapping):
+            missing.append(name)
+        else:
+            out[name] = ""
+    if missing:
+        raise InputError(
+            f"graph {graph.name!r} needs input(s) {', '.join(missing)}; pass them with "
+            + " ".join(f"-i {m}=VALUE" for m in missing)
+        )
+    return out
 
 
 def _report(findings: list[Finding], where: str) -> str:

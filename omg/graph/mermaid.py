@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from omg.graph.model import EXHAUSTED_GATE_SUFFIX, Graph, Node
+from omg.graph.model import Graph, Node
+from omg.kinds import EXHAUSTED_GATE_SUFFIX
 
 #: status → (fill, stroke, text colour); GitHub renders these in step summaries and comments.
 STYLES = {

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any, Literal, get_args
 
 from omg.graph.durations import parse_duration
+from omg.kinds import Cause
 
 Kind = Literal["agent", "shell", "gate"]
 Runtime = Literal["claude", "codex"]
@@ -15,27 +16,14 @@ Handoff = Literal["artifact", "session"]
 OnFail = Literal["halt", "continue"]
 OnExhausted = Literal["fail", "gate"]
 PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
-Cause = Literal[
-    "nonzero_exit",
-    "run_error",
-    "timeout",
-    "output_error",
-    "budget_exceeded",
-    "verify_failed",
-    "result_mismatch",
-]
-Provenance = Literal["verified", "self-reported", "exit-only", "approved"]
 
-CAUSES: tuple[Cause, ...] = get_args(Cause)
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
-JUDGMENT_CAUSES: frozenset[Cause] = frozenset({"verify_failed", "result_mismatch", "nonzero_exit"})
 
 DEFAULT_TIMEOUT = "20m"
 DEFAULT_VERIFY_TIMEOUT = "2m"
 VERIFY_TIMEOUT_CEILING_S = 600.0
 DEFAULT_CONCURRENCY = 4
 DEFAULT_MAX_HOPS = 64
-EXHAUSTED_GATE_SUFFIX = ".exhausted"
 
 
 @dataclass(frozen=True)
@@ -172,7 +160,6 @@ class Graph:
 
     name: str
     nodes: tuple[Node, ...]
-    version: str = "1"
     inputs: tuple[Input, ...] = ()
     concurrency: int = DEFAULT_CONCURRENCY
     on_fail: OnFail = "halt"
@@ -276,14 +263,13 @@ class Graph:
                 owner.setdefault(nid, declarer)
         return owner
 
+    def executions_of(self, node_id: str) -> int:
+        """One node's executions at most: (1 + its loop's rounds) × (1 + its retries)."""
+        owner = self.body_owner.get(node_id)
+        fb = self.by_id[owner].feedback if owner is not None else None
+        rounds = fb.max if fb is not None else 0
+        return (1 + rounds) * (1 + max(self.by_id[node_id].retry.max, 0))
+
     def worst_case_executions(self) -> int:
-        """Node executions in the worst case: Σ over nodes of (1 + rounds) × (1 + retries)."""
-        total = 0
-        for n in self.nodes:
-            rounds = 0
-            owner = self.body_owner.get(n.id)
-            if owner is not None:
-                fb = self.by_id[owner].feedback
-                rounds = fb.max if fb is not None else 0
-            total += (1 + rounds) * (1 + max(n.retry.max, 0))
-        return total
+        """Node executions in the worst case: the sum of ``executions_of`` over every node."""
+        return sum(self.executions_of(n.id) for n in self.nodes)

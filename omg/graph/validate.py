@@ -11,10 +11,11 @@ from omg.graph.durations import parse_duration
 from omg.graph.feedback import check_arcs, closest
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
-from omg.graph.model import CAUSES, VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
+from omg.graph.model import VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
 from omg.graph.references import check_references
 from omg.graph.schema import KINDS
 from omg.graph.yamlpos import Positions
+from omg.kinds import CAUSES
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _SHAPE = {  # kind → ((has prompt, has run), what that kind needs)

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from omg.graph.model import Cause, Graph, Node, Provenance
+from omg import schedule
+from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, Token, render
+from omg.kinds import Cause, Provenance
 from omg.leg.judge import Judgment, judge
-from omg.runners import Invocation, Outcome, Runtime
-from omg.runners.childenv import child_env
-from omg.runners.process import Spawner
+from omg.runners import Invocation, Output, Runner
+from omg.runners.process import Spawner, child_env
+from omg.state import NO_RECORD
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
@@ -42,7 +44,7 @@ class Context:
     rundir: RunDir
     recorder: Recorder
     spawn: Spawner
-    runtimes: Mapping[str, Runtime]
+    runners: Mapping[str, Runner]
     workspace: Workspace
     parent_env: Mapping[str, str]
     budget_left: Callable[[], float | None] = lambda: None
@@ -50,7 +52,7 @@ class Context:
     sleep: Callable[[float], None] = time.sleep
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Result:
     """How one execution ended, for the leg loop to record."""
 
@@ -120,18 +122,24 @@ def execute(
         verify_cmd = r.text(v.command, shell=True) if v is not None else None
         verify_cwd = (cwd / r.text(v.cwd)) if v is not None and v.cwd is not None else cwd
     except (ResolveError, OSError, ValueError) as exc:
-        return Result(node.id, round_, False, "run_error", False, detail=str(exc), started=False)
+        return Result(
+            node_id=node.id,
+            round=round_,
+            passed=False,
+            cause="run_error",
+            detail=str(exc),
+            started=False,
+        )
 
     runtime_name = "shell" if node.kind == "shell" else node.runtime
-    runtime = ctx.runtimes.get(runtime_name)
-    if runtime is None:
-        have = ", ".join(sorted(r for r in ctx.runtimes if r != "shell")) or "none"
+    runner = ctx.runners.get(runtime_name)
+    if runner is None:
+        have = ", ".join(sorted(r for r in ctx.runners if r != "shell")) or "none"
         return Result(
-            node.id,
-            round_,
-            False,
-            "run_error",
-            False,
+            node_id=node.id,
+            round=round_,
+            passed=False,
+            cause="run_error",
             started=False,
             detail=(
                 f'node "{node.id}" asks for runtime {runtime_name!r}, which this omg does not '
@@ -141,7 +149,7 @@ def execute(
     env = child_env(ctx.parent_env, node.env, runtime=runtime_name)
     shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
     max_attempts = 1 + max(node.retry.max, 0)
-    prev: tuple[Outcome, Judgment] | None = None
+    prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
         text = base
@@ -168,16 +176,16 @@ def execute(
                 session_id=session,
             )
         inv = Invocation(
-            node,
-            text,
-            cwd,
-            env,
-            node.timeout_s,
-            session,
-            resume,
-            _budget(node.budget_usd, ctx.budget_left()),
+            node=node,
+            text=text,
+            cwd=cwd,
+            env=env,
+            timeout_s=node.timeout_s,
+            session_id=session,
+            resume_session=resume,
+            budget_usd=_budget(node.budget_usd, ctx.budget_left()),
         )
-        out = runtime.run(inv, ctx.spawn)
+        out = runner.run(inv, ctx.spawn)
         j = judge(
             node,
             out,
@@ -197,12 +205,11 @@ def execute(
                     f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"
                 ),
             )
-        if j.passed or j.cause not in node.retry.on or attempt == max_attempts:
+        action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.time_left())
+        if action == "final":
             return _result(node, round_, out, j, attempt - 1, resume or session)
         prev = (out, j)
-        delay = node.retry.backoff.delay_s(attempt) if node.retry.backoff is not None else 0.0
-        left = ctx.time_left()
-        if left is not None and delay + node.timeout_s > left:
+        if action == "defer":
             res = _result(node, round_, out, j, attempt - 1, resume or session)
             detail = (
                 f"retry deferred to the next leg: another attempt ({node.timeout} timeout) "
@@ -220,7 +227,7 @@ def _sessions(ctx: Context, node: Node, attempt: int) -> tuple[str | None, str |
         return None, None
     if node.handoff == "session" and attempt == 1:
         parent = node.depends_on[0]
-        sid = ctx.recorder.read(lambda st: st["nodes"].get(parent, {}).get("session_id"))
+        sid = ctx.recorder.read(lambda st: st["nodes"].get(parent, NO_RECORD).get("session_id"))
         if sid:
             return None, str(sid)
     return str(uuid.uuid4()), None
@@ -232,26 +239,26 @@ def _budget(node_budget: float | None, left: float | None) -> float | None:
     return left if node_budget is None else min(node_budget, left)
 
 
-def _result(node: Node, round_: int, out: Outcome, j: Judgment, retries: int, sid: Any) -> Result:
+def _result(node: Node, round_: int, out: Output, j: Judgment, retries: int, sid: Any) -> Result:
     detail = j.detail
     if j.passed and retries:
         detail = f"passed after {retries} retr{'y' if retries == 1 else 'ies'}"
     return Result(
-        node.id,
-        round_,
-        j.passed,
-        j.cause,
-        j.judged,
-        j.provenance,
-        detail,
-        out.result,
-        j.payload or out.result or j.detail,
-        out.cost_usd,
-        out.cost_unknown,
-        dict(out.usage),
-        sid,
-        out.duration_s,
-        retries,
+        node_id=node.id,
+        round=round_,
+        passed=j.passed,
+        cause=j.cause,
+        judged=j.judged,
+        provenance=j.provenance,
+        detail=detail,
+        reply=out.result,
+        payload=j.payload or out.result or j.detail,
+        cost_usd=out.cost_usd,
+        cost_unknown=out.cost_unknown,
+        usage=dict(out.usage),
+        session_id=sid,
+        duration_s=out.duration_s,
+        retries=retries,
     )
 
 

@@ -8,22 +8,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from omg.errors import GitError
 from omg.git import RunRepo, Worktree, open_repo
+from omg.git.names import run_refspecs
 from omg.graph.model import Node
-from omg.leg.loop import LegResult
 from omg.leg.workspace import LocalWorkspace
+from omg.schedule import LegResult
+from omg.state import LaneRecord
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
 Warn = Callable[[str], None]
-
-
-def run_refspecs(run_id: str) -> list[str]:
-    """What a leg fetches (into remote-tracking refs): the run branch and its worktree lanes."""
-    return [f"refs/heads/omg/runs/{run_id}", f"refs/heads/omg/work/{run_id}/*"]
 
 
 class GitWorkspace(LocalWorkspace):
@@ -34,7 +30,7 @@ class GitWorkspace(LocalWorkspace):
         self.repo = repo
         self.base = base
         self.lanes: dict[str, Worktree] = {}
-        self.recorded: dict[str, dict[str, str]] = {}  # lane → {branch, commit} from state.json
+        self.recorded: dict[str, LaneRecord] = {}  # lane → {branch, commit} from state.json
         self.wants_push = False
         self.lock = threading.Lock()
 
@@ -70,7 +66,7 @@ class GitWorkspace(LocalWorkspace):
             }
 
 
-class GitHooks:
+class RunCommits:
     """Commits the run directory after every settled node and at the end of the leg."""
 
     def __init__(
@@ -87,7 +83,7 @@ class GitHooks:
     def before_leg(self, rec: Recorder) -> dict[str, str]:
         """Compare-and-swap: note the state commit this leg starts from; refuse a moved run."""
         self.head = self.repo.run_head(self.run_id)
-        self.workspace.recorded = dict(rec.state.get("worktrees", {}))
+        self.workspace.recorded = dict(rec.state["worktrees"])
         if self.push_remote is not None:
             self.repo.fetch(self.push_remote, run_refspecs(self.run_id))
             remote = self.repo.remote_run_head(self.push_remote, self.run_id)
@@ -136,17 +132,21 @@ class GitHooks:
             )
 
 
-def attach(root: Path, run_id: str, *, push: str | None, base: str, warn: Warn) -> GitHooks | None:
-    """Git hooks for a run started or resumed in ``root``; None outside a git repository."""
-    repo = open_repo(root)
+def attach(
+    root: Path, run_id: str, *, push: str | None, base: str, warn: Warn, github_host: str | None
+) -> RunCommits | None:
+    """The commits of a run started or resumed in ``root``; None outside a git repository."""
+    repo = open_repo(root, github_host=github_host)
     if repo is None:
         return None
-    return GitHooks(repo, root, run_id, push=push, base=base, warn=warn)
+    return RunCommits(repo, root, run_id, push=push, base=base, warn=warn)
 
 
-def fetch_run(root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn) -> None:
+def fetch_run(
+    root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn, github_host: str | None
+) -> None:
     """Fetch a run's branches and restore its directory when it is missing or behind."""
-    repo = open_repo(root)
+    repo = open_repo(root, github_host=github_host)
     if repo is None:
         raise GitError(f"--fetch {remote}: {root} is not inside a git repository")
     repo.fetch(remote, run_refspecs(run_id))
@@ -169,11 +169,11 @@ def _behind(run_dir: Path, repo: RunRepo, run_id: str) -> bool:
     import json
 
     try:
-        local: dict[str, Any] = RunDir(run_dir).read_state()
+        local = RunDir(run_dir).read_state()
         branch = json.loads(repo.read_run_file(run_id, "state.json"))
     except (GitError, ValueError):
         return True
-    return int(branch.get("seq", 0)) > int(local.get("seq", 0))
+    return int(branch.get("seq", 0)) > local["seq"]
 
 
 def clean_run(root: Path, run_id: str, *, remote: str | None) -> list[str]:

@@ -6,10 +6,10 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from omg.graph.model import Graph, Node
+from omg.graph.load import resolve_inputs
+from omg.graph.model import Graph
 from omg.graph.placeholders import Token, render
-from omg.leg.start import default_runtimes, resolve_inputs
-from omg.runners import Invocation
+from omg.runners import Invocation, default_runners
 
 
 def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
@@ -23,7 +23,7 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         form = "content" if tok.inline else "path"
         return f"<{form} of artifacts/{tok.ref}.out>"
 
-    runtimes = default_runtimes()
+    runners = default_runners()
     out = [
         f"Graph {graph.name!r} ({source}): {len(graph.nodes)} node(s), concurrency "
         f"{graph.concurrency}, on_fail {graph.on_fail}"
@@ -36,16 +36,16 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
             out.append(f"    gate: {n.description or '(no description)'}")
             continue
         text = render(n.run or n.prompt or "", resolve, shell=n.kind == "shell")
-        rt = runtimes.get("shell" if n.kind == "shell" else n.runtime)
+        rt = runners.get("shell" if n.kind == "shell" else n.runtime)
         inv = Invocation(
-            n,
-            text,
-            Path("."),
-            {},
-            n.timeout_s,
-            "<new-session-uuid>",
-            "<parent session>" if n.handoff == "session" else None,
-            n.budget_usd,
+            node=n,
+            text=text,
+            cwd=Path("."),
+            env={},
+            timeout_s=n.timeout_s,
+            session_id="<new-session-uuid>",
+            resume_session="<parent session>" if n.handoff == "session" else None,
+            budget_usd=n.budget_usd,
         )
         try:
             argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
@@ -64,19 +64,13 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         if n.feedback is not None:
             body = " → ".join(graph.feedback_body(nid))
             out.append(f"    feedback: re-runs {body} at most {n.feedback.max} time(s)")
-        execs = _worst_case(graph, n)
+        execs = graph.executions_of(nid)
         price = f", ${execs * n.budget_usd:.2f} at its budget" if n.budget_usd else ""
         out.append(f"    worst case: {execs} execution(s){price}")
     budget = f"; run budget ${graph.budget_usd:.2f}" if graph.budget_usd else ""
-    priced = sum(_worst_case(graph, n) * (n.budget_usd or 0.0) for n in graph.nodes)
+    priced = sum(graph.executions_of(n.id) * (n.budget_usd or 0.0) for n in graph.nodes)
     spend = f", ${priced:.2f} across the budgeted nodes" if priced else ""
     out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")
     out.append("dry run: nothing was executed")
     return "\n".join(out)
 
-
-def _worst_case(graph: Graph, node: Node) -> int:
-    """Executions of one node at most: (1 + its loop's rounds) × (1 + its retries)."""
-    owner = graph.body_owner.get(node.id)
-    fb = graph.node(owner).feedback if owner is not None else None
-    return (1 + (fb.max if fb is not None else 0)) * (1 + max(node.retry.max, 0))

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from omg.graph.model import Cause, Node, Provenance
-from omg.runners import Outcome, is_env_failure
-from omg.runners.process import Spawner
-
-DETAIL_LIMIT = 240
+from omg.graph.model import Node
+from omg.kinds import Cause, Provenance
+from omg.runners import Invocation, Output
+from omg.runners.process import Spawner, tail
+from omg.runners.shell import ShellRunner
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,9 @@ class Judgment:
     payload: str = ""  # what a feedback arc hands back: verify evidence, else the reply
 
 
-def tail(text: str, limit: int = DETAIL_LIMIT) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "…" + text[-limit:]
-
-
 def judge(
     node: Node,
-    outcome: Outcome,
+    outcome: Output,
     *,
     verify_command: str | None,
     verify_cwd: Path,
@@ -64,47 +59,40 @@ def judge(
 
 def _verify(
     node: Node,
-    outcome: Outcome,
+    outcome: Output,
     command: str,
     cwd: Path,
     env: Mapping[str, str],
     spawn: Spawner,
 ) -> Judgment:
+    """Run the verify command through the shell runner and judge its exit and output."""
     v = node.success_check.verify
     assert v is not None
-    res = spawn(["sh", "-c", command], cwd=cwd, env=env, timeout_s=v.timeout_s, merge_stderr=True)
+    inv = Invocation(node=node, text=command, cwd=cwd, env=env, timeout_s=v.timeout_s)
+    res = ShellRunner().run(inv, spawn)
     head = f'node "{node.id}" failed success_check verify: `{command}`'
-    if res.spawn_error is not None:
-        return Judgment(
-            False, "run_error", False, detail=f"{head} could not start: {res.spawn_error}"
-        )
-    if res.timed_out:
+    if res.error == "timeout":
         return Judgment(False, "verify_failed", False, detail=f"{head} timed out after {v.timeout}")
-    if res.exit_code != v.expect_exit and is_env_failure(res.exit_code, res.stdout):
-        return Judgment(
-            False,
-            "run_error",
-            False,
-            detail=f"{head} exited {res.exit_code} (environment failure: {tail(res.stdout)}) — "
-            "install the missing command or fix PATH; this never fires a feedback loop",
-        )
-    evidence = f"`{command}` failed. Its output:\n\n{tail(res.stdout, 4000)}"
+    if res.error is not None and res.exit_code != v.expect_exit:
+        # could not start, or an environment failure (exit 126/127, "command not found")
+        return Judgment(False, "run_error", False, detail=f"{head}: {res.detail}")
+    evidence = f"`{command}` failed. Its output:\n\n{tail(res.result, 4000)}"
     if res.exit_code != v.expect_exit:
         return Judgment(
             False,
             "verify_failed",
             True,
             detail=(
-                f"{head} exited {res.exit_code}, want {v.expect_exit}; output: {tail(res.stdout)}"
+                f"{head} exited {res.exit_code}, want {v.expect_exit}; output: {tail(res.result)}"
             ),
             payload=evidence,
         )
-    if v.output_matches is not None and re.search(v.output_matches, res.stdout) is None:
+    if v.output_matches is not None and re.search(v.output_matches, res.result) is None:
         return Judgment(
             False,
             "verify_failed",
             True,
-            detail=f"{head} output did not match /{v.output_matches}/; output: {tail(res.stdout)}",
+            detail=f"{head} output did not match /{v.output_matches}/; output: {tail(res.result)}",
             payload=evidence,
         )
     return Judgment(True, provenance="verified")

@@ -1,4 +1,4 @@
-"""The engine: one leg of a run — launch ready nodes, record each result, stop where it must."""
+"""The leg loop: launch ready nodes, settle each result, stop where the schedule says."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any, Literal
 from omg import schedule
 from omg.graph.model import Graph, Node
 from omg.leg.attempt import Context, Result, execute
-from omg.state.fold import State
+from omg.schedule import LegResult
+from omg.state import State
 
-Outcome = Literal["passed", "failed", "paused"]
-StopReason = Literal["halt", "gate", "leg_budget"]
+#: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
+Stop = Literal["halt", "gate", "leg_budget"]
 FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its exhausted gate
 
 
@@ -26,16 +27,6 @@ class LegOptions:
     concurrency: int
     max_minutes: float | None = None
     max_nodes: int | None = None
-
-
-@dataclass(frozen=True)
-class LegResult:
-    """How a leg ended."""
-
-    outcome: Outcome
-    reason: str | None = None
-    paused_at: str | None = None
-    detail: str = ""
 
 
 #: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
@@ -59,7 +50,7 @@ class Leg:
         self.clock = clock
         self.started = clock()
         self.launched = 0
-        self.stop: StopReason | None = None
+        self.stop: Stop | None = None
         self.paused_at: str | None = None
         self._frontier: schedule.Frontier | None = None
         self._touched: set[str] | None = set()  # statuses events changed since the last launch
@@ -301,19 +292,8 @@ class Leg:
 
     # -- finishing --------------------------------------------------------------
     def _finish(self, status: dict[str, schedule.Status]) -> LegResult:
-        rec = self.ctx.recorder
-        failed = [n for n, s in status.items() if s == "failed"]
-        left = schedule.unfinished(self.graph, status)
-        if self.stop == "gate" and (not failed or self.graph.on_fail == "continue"):
-            res = LegResult("paused", "gate", self.paused_at)
-        elif failed and (self.graph.on_fail == "halt" or not left):
-            res = LegResult("failed", "failed", detail="failed: " + ", ".join(failed))
-        elif left:
-            reason = "leg_budget" if self.stop == "leg_budget" else "unfinished"
-            res = LegResult("paused", reason, detail="unfinished: " + ", ".join(left))
-        else:
-            res = LegResult("passed")
-        rec.emit(
+        res = schedule.ending(self.graph, status, self.stop, self.paused_at)
+        self.ctx.recorder.emit(
             "run_finished",
             outcome=res.outcome,
             reason=res.reason,

@@ -1,31 +1,41 @@
-"""Legs: starting a run and resuming it, one process at a time, from its run directory."""
+"""Starting and resuming: one leg per process, rebuilt from the run directory each time."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from omg import schedule
-from omg.cli.progress import Progress
-from omg.errors import InputError, StateError, UsageError
-from omg.graph.model import EXHAUSTED_GATE_SUFFIX, Graph
+from omg.dotomg import NAME, ensure_ignored
+from omg.errors import Hint, StateError, UsageError
+from omg.graph.load import graph_from_snapshot, resolve_inputs
+from omg.graph.model import Graph
+from omg.leg import decisions
 from omg.leg.attempt import Context
-from omg.leg.loop import Leg, LegOptions, LegResult
-from omg.runners import Runtime
+from omg.leg.decisions import Decision
+from omg.leg.loop import Leg, LegOptions
+from omg.leg.workspace import LocalWorkspace
+from omg.runners import Runner, default_runners
 from omg.runners.process import Spawner, spawn
-from omg.state.fold import State, empty_state
-from omg.state.recorder import Recorder
-from omg.state.store import RunDir, ensure_ignored
+from omg.schedule import LegResult
+from omg.state import State, apply, empty_state, fold
+from omg.state.recorder import Listener, Recorder
+from omg.state.store import RunDir, catch_up, load_run
+
+if TYPE_CHECKING:
+    from omg.leg.commits import RunCommits
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-EXIT = {"passed": 0, "failed": 1, "paused": 4}
+
+
+def _ignore(message: str) -> None:
+    return None
 
 
 @dataclass
@@ -36,62 +46,20 @@ class Environment:
     root: Path
     parent_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     spawn: Spawner = spawn
-    runtimes: Mapping[str, Runtime] | None = None
-    stderr: TextIO = field(default_factory=lambda: sys.stderr)
-    live: bool | None = None
-    hooks: Any = None  # omg.gitrun.GitHooks when the run lives in git
+    runners: Mapping[str, Runner] | None = None
+    listeners: Sequence[Listener] = ()  # the CLI's progress printer, for one
+    commits: RunCommits | None = None  # set when the run lives in git
+    warn: Callable[[str], None] = _ignore
 
 
 @dataclass(frozen=True)
-class Decision:
-    """A gate decision given on the command line."""
+class LegEnd:
+    """What a start or resume hands back: the run, how its leg ended (None: no leg ran)."""
 
-    gate: str
-    approve: bool
-    by: str
-    reason: str = ""
-
-
-def default_runtimes() -> dict[str, Runtime]:
-    from omg.runners.shell import ShellRuntime
-
-    rts: dict[str, Runtime] = {"shell": ShellRuntime()}
-    try:
-        from omg.runners.claude import ClaudeRuntime
-
-        rts["claude"] = ClaudeRuntime()
-    except ImportError:  # pragma: no cover - the claude runtime ships with the package
-        pass
-    return rts
-
-
-def resolve_inputs(graph: Graph, given: Mapping[str, str]) -> dict[str, str]:
-    """Declared defaults applied; an undeclared or missing required input is refused."""
-    declared = {i.name: i for i in graph.inputs}
-    unknown = sorted(set(given) - set(declared))
-    if unknown:
-        names = ", ".join(sorted(declared)) or "none"
-        raise InputError(
-            f"input(s) {', '.join(unknown)} are not declared by graph {graph.name!r} "
-            f"(declared: {names}); fix the -i name or add it to the graph's inputs"
-        )
-    out: dict[str, str] = {}
-    missing = []
-    for name, spec in declared.items():
-        if name in given:
-            out[name] = given[name]
-        elif spec.default is not None:
-            out[name] = spec.default
-        elif spec.required or not isinstance(graph.data.get("inputs"), Mapping):
-            missing.append(name)
-        else:
-            out[name] = ""
-    if missing:
-        raise InputError(
-            f"graph {graph.name!r} needs input(s) {', '.join(missing)}; pass them with "
-            + " ".join(f"-i {m}=VALUE" for m in missing)
-        )
-    return out
+    run_id: str
+    result: LegResult | None
+    state: State
+    graph: Graph
 
 
 def new_run_id(graph: Graph, runs_dir: Path) -> str:
@@ -111,14 +79,15 @@ def start_run(
     env: Environment,
     opts: LegOptions,
     run_id: str | None = None,
-) -> tuple[str, LegResult, State]:
+) -> LegEnd:
     """The first leg of a new run."""
     inputs = resolve_inputs(graph, given)
     if run_id is not None and not RUN_ID.match(run_id):
         raise UsageError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
     rid = run_id or new_run_id(graph, env.runs_dir)
     rundir = RunDir(env.runs_dir / rid)
-    ensure_ignored(env.runs_dir)
+    if env.runs_dir.parent.name == NAME:
+        ensure_ignored(env.runs_dir.parent)
     if rundir.exists():
         raise StateError(
             f"run {rid!r} already exists in {env.runs_dir}; resume it with "
@@ -132,36 +101,9 @@ def start_run(
             graph=dict(graph.data), graph_source=str(source), graph_sha256=sha, inputs=inputs
         )
         result = _run_leg(graph, rec, env, opts, inputs, start, [])
-        return rid, result, rec.state
+        return LegEnd(rid, result, rec.state, graph)
     finally:
         rundir.close()
-
-
-def load_run(rundir: RunDir) -> tuple[State, int]:
-    """The snapshot plus the tail of events it had not folded yet (a leg killed mid-write)."""
-    from omg.state.fold import apply, fold
-
-    if not rundir.state_path.exists() and rundir.events_path.exists():
-        # The first leg was killed between its first event and its first snapshot.
-        evs = list(rundir.read_events())
-        return fold(evs), max([0, *(ev["seq"] for ev in evs)])
-    state = rundir.read_state()
-    tail = rundir.events_after(state["seq"])
-    for ev in tail:
-        apply(state, ev)
-    last = max([state["seq"], *(ev["seq"] for ev in tail)])
-    return state, last
-
-
-def _catch_up(rundir: RunDir, state: State) -> None:
-    """Bring state.json level with the events (a leg killed between an event and its snapshot
-    left it behind) — even when this resume then finds nothing to do, or refuses."""
-    try:
-        behind = rundir.read_state()["seq"] != state["seq"]
-    except StateError:  # no snapshot yet: load_run folded the events
-        behind = True
-    if behind:
-        rundir.write_state(state)
 
 
 def resume_run(
@@ -171,10 +113,8 @@ def resume_run(
     *,
     retry_failed: bool = False,
     decision: Decision | None = None,
-    snapshot_loader: Callable[[Mapping[str, Any], str], Graph],
-    warn: Callable[[str], None],
-) -> tuple[LegResult | None, State]:
-    """The next leg of an existing run; None when there was nothing to do (no leg appended)."""
+) -> LegEnd:
+    """The next leg of an existing run; ``result`` None when there was nothing to do."""
     rundir = RunDir(env.runs_dir / run_id)
     if not rundir.exists():
         raise StateError(
@@ -184,40 +124,38 @@ def resume_run(
     rundir.lock()
     try:
         state, last = load_run(rundir)
-        _catch_up(rundir, state)
-        graph = snapshot_loader(state["graph"], state["graph_source"])
-        _warn_if_changed(state, warn)
+        catch_up(rundir, state)
+        graph = graph_from_snapshot(state["graph"], state["graph_source"])
+        _warn_if_changed(state, env.warn)
         status = schedule.statuses(graph, state["nodes"])
         # A leg killed before its run_finished left the run open: this leg runs what was in
         # flight, or — if nothing was — just closes the run with the outcome it reached.
         abandoned = bool(state["legs"]) and state["legs"][-1]["outcome"] is None
         if decision is not None:
-            _check_decision(state, graph, decision)
+            decisions.check(state, decision)
         elif state["paused_at"] and not retry_failed:
-            raise StateError(
-                _paused_hint(state["run_id"], state["paused_at"]),
-            ) from None
+            raise decisions.refuse_paused(state)
         if not retry_failed and decision is None and not abandoned:
-            failed = [n for n, s in status.items() if s == "failed"]
-            if failed and (graph.on_fail == "halt" or not schedule.unfinished(graph, status)):
+            failed = schedule.failed_for_good(graph, status)
+            if failed:
                 raise StateError(
-                    f"run {run_id!r} failed at {', '.join(failed)}; re-run the failed "
-                    f"nodes with `omg resume {run_id} --retry-failed`"
+                    f"run {run_id!r} failed at {', '.join(failed)}",
+                    hint=Hint("retry_failed", run_id),
                 )
-        if retry_failed and not abandoned and not _has_work_after_retry(graph, state):
-            return None, state
-        if (
-            decision is None
-            and not retry_failed
-            and not abandoned
-            and not schedule.unfinished(graph, status)
-        ):
-            return None, state
+        start: dict[str, Any] = {}
+        if retry_failed:
+            rearm = schedule.rearm(graph, state["nodes"], state["gates"])
+            start = {"retry_failed": True, "rearm": list(rearm.nodes)}
+            if rearm.gates:
+                start["forget_gates"] = list(rearm.gates)
+            if not abandoned and not _has_work_after(graph, state, start):
+                return LegEnd(run_id, None, state, graph)
+        elif decision is None and not abandoned and not schedule.unfinished(graph, status):
+            return LegEnd(run_id, None, state, graph)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
-        start: dict[str, Any] = {"retry_failed": True} if retry_failed else {}
-        decisions = [decision] if decision is not None else []
-        result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, decisions)
-        return result, rec.state
+        given = [decision] if decision is not None else []
+        result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, given)
+        return LegEnd(run_id, result, rec.state, graph)
     finally:
         rundir.close()
 
@@ -229,20 +167,18 @@ def _run_leg(
     opts: LegOptions,
     inputs: Mapping[str, str],
     start: dict[str, Any],
-    decisions: list[Decision],
+    given: list[Decision],
 ) -> LegResult:
-    from omg.leg.workspace import LocalWorkspace
-
-    hooks = env.hooks
+    commits = env.commits
     ctx = Context(
         graph=graph,
         inputs=inputs,
         rundir=rec.rundir,
         recorder=rec,
         spawn=env.spawn,
-        runtimes=env.runtimes or default_runtimes(),
-        workspace=hooks.workspace
-        if hooks is not None
+        runners=env.runners or default_runners(),
+        workspace=commits.workspace
+        if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
         parent_env=env.parent_env,
         budget_left=lambda: (
@@ -251,126 +187,35 @@ def _run_leg(
             else max(0.0, graph.budget_usd - float(rec.read(lambda st: st["cost_usd"])))
         ),
     )
-    with Progress(env.stderr, env.live) as progress:
-        rec.listen(progress)
-        if hooks is not None:
-            start = {**start, **hooks.before_leg(rec)}
-        judged = rec.ref()  # what the human looked at: the state before this leg's first event
-        rec.emit("run_started", **start)
-        for d in decisions:
-            _record_decision(rec, graph, d, judged)
-        for d in _undelivered(graph, rec.state):  # recorded, so never asked again: applied
-            _deliver(rec, graph, d)
-        if hooks is not None:
-            hooks.settled(rec, "", "", 0)
-        leg = Leg(
-            ctx,
-            opts,
-            on_settled=None if hooks is None else (lambda n, v, r: hooks.settled(rec, n, v, r)),
-        )
-        result = leg.run()
-        if hooks is not None:
-            hooks.after_leg(rec, result)
+    for listener in env.listeners:
+        rec.listen(listener)
+    if commits is not None:
+        start = {**start, **commits.before_leg(rec)}
+    judged = rec.ref()  # what the human looked at: the state before this leg's first event
+    rec.emit("run_started", **start)
+    for d in given:
+        decisions.record(rec, graph, d, judged)
+    for d in decisions.undelivered(graph, rec.state):  # recorded, so never asked again: applied
+        decisions.deliver(rec, graph, d)
+    if commits is not None:
+        commits.settled(rec, "", "", 0)
+    leg = Leg(
+        ctx,
+        opts,
+        on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
+    )
+    result = leg.run()
+    if commits is not None:
+        commits.after_leg(rec, result)
     return result
 
 
-def _record_decision(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None:
-    kind = "gate_approved" if d.approve else "gate_rejected"
-    rec.emit(kind, node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
-    _deliver(rec, graph, d)
-
-
-def _deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
-    """The verdict a decision gives: the gate (or an exhausted loop's declarer) passes or fails."""
-    target = d.gate
-    rnd = 0
-    if d.gate.endswith(EXHAUSTED_GATE_SUFFIX) and d.gate not in graph.by_id:
-        target = d.gate[: -len(EXHAUSTED_GATE_SUFFIX)]
-        rnd = int(rec.state["nodes"].get(target, {}).get("round", 0))
-    why = f": {d.reason}" if d.reason else ""
-    if d.approve:
-        rec.emit(
-            "node_passed",
-            node_id=target,
-            verdict="PASS",
-            provenance="approved",
-            round=rnd or None,
-            cost_usd=0.0,
-            detail=f"gate approved by {d.by}{why}",
-        )
-    else:
-        rec.emit(
-            "node_failed",
-            node_id=target,
-            verdict="FAIL",
-            round=rnd or None,
-            cost_usd=0.0,
-            judged=False,
-            detail=f"gate rejected by {d.by}{why}",
-        )
-
-
-def _undelivered(graph: Graph, state: State) -> list[Decision]:
-    """Decisions on record whose verdict never landed: a leg killed between the two events."""
-    out = []
-    for gate, dec in state["gates"].items():
-        if gate in graph.by_id:
-            pending = state["nodes"].get(gate, {}).get("verdict", "") == ""
-        else:  # an exhausted loop's gate: its declarer still waits there
-            declarer = gate[: -len(EXHAUSTED_GATE_SUFFIX)]
-            pending = state["nodes"].get(declarer, {}).get("awaiting") == gate
-        if pending:
-            out.append(Decision(gate, dec["decision"] == "approve", dec["by"], dec["reason"]))
-    return out
-
-
-def _check_decision(state: State, graph: Graph, d: Decision) -> None:
-    paused = state["paused_at"]
-    # A gate that asks again (an exhausted loop re-armed by --retry-failed ran out once more)
-    # takes a new decision; any other gate with a recorded decision is never re-asked.
-    if d.gate in state["gates"] and d.gate != paused:
-        raise StateError(
-            f"gate {d.gate!r} was already decided ({state['gates'][d.gate]['decision']}"
-            f" by {state['gates'][d.gate]['by']}); a recorded decision is never re-asked"
-        )
-    if paused is None:
-        raise StateError(
-            f"run {state['run_id']!r} is not paused at a gate, so there is nothing to "
-            f"{'approve' if d.approve else 'reject'} (a failed run is retried with "
-            "--retry-failed)"
-        )
-    if d.gate != paused:
-        raise StateError(
-            f"you named gate {d.gate!r} but run {state['run_id']!r} is paused at "
-            f"{paused!r}; resume with --approve {paused} or --reject {paused}"
-        )
-
-
-def _paused_hint(run_id: str, gate: str) -> str:
-    return (
-        f"run {run_id!r} is paused at gate {gate!r}; decide it with "
-        f"`omg resume {run_id} --approve {gate}` or "
-        f"`omg resume {run_id} --reject {gate} --reason TEXT`"
-    )
-
-
-def _has_work_after_retry(graph: Graph, state: State) -> bool:
-    from omg.state.fold import apply, fold
-
+def _has_work_after(graph: Graph, state: State, start: Mapping[str, Any]) -> bool:
+    """Whether the run_started ``start`` would leave anything to run (folded on a copy)."""
     probe = fold([], state)
-    apply(
-        probe,
-        {
-            "event": "run_started",
-            "seq": state["seq"] + 1,
-            "leg": len(state["legs"]) + 1,
-            "ts": "",
-            "run_id": state["run_id"],
-            "retry_failed": True,
-        },
-    )
-    status = schedule.statuses(graph, probe["nodes"])
-    return bool(schedule.unfinished(graph, status))
+    event = {"event": "run_started", "seq": state["seq"] + 1, "leg": len(state["legs"]) + 1}
+    apply(probe, {**event, "ts": "", "run_id": state["run_id"], **start})
+    return bool(schedule.unfinished(graph, schedule.statuses(graph, probe["nodes"])))
 
 
 def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:

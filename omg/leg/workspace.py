@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omg.dotomg import NAME, ensure_ignored
 from omg.graph.model import Node
 
 
@@ -23,11 +24,9 @@ class LocalWorkspace:
 
     def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path:
         if node.worktree is not None:
-            path = self.root / ".omg" / "worktrees" / self.run_id / node.worktree.name
+            ensure_ignored(self.root / NAME)
+            path = self.root / NAME / "worktrees" / self.run_id / node.worktree.name
             path.mkdir(parents=True, exist_ok=True)
-            ignore = self.root / ".omg" / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n")
             return path
         if rendered_cwd is None:
             return self.root

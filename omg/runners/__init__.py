@@ -1,4 +1,4 @@
-"""Runtimes: how one node execution becomes a child process and an Outcome."""
+"""Runtimes: how one node execution becomes a child process and an Output."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from omg.graph.model import Cause, Node
-from omg.runners.process import Spawner
+from omg.graph.model import Node
+from omg.kinds import Cause
+from omg.runners.process import Spawner, tail
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Invocation:
     """One execution of one node, fully rendered."""
 
@@ -26,7 +27,7 @@ class Invocation:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Output:
     """What one execution produced, before any success check judged it."""
 
     exit_code: int | None
@@ -40,12 +41,12 @@ class Outcome:
     duration_s: float = 0.0
 
 
-class Runtime(Protocol):
+class Runner(Protocol):
     """Turns an Invocation into argv and runs it through the one spawner."""
 
     def argv(self, inv: Invocation) -> list[str]: ...
 
-    def run(self, inv: Invocation, spawn: Spawner) -> Outcome: ...
+    def run(self, inv: Invocation, spawn: Spawner) -> Output: ...
 
 
 def is_env_failure(exit_code: int | None, output: str) -> bool:
@@ -53,3 +54,14 @@ def is_env_failure(exit_code: int | None, output: str) -> bool:
     if exit_code in (126, 127):
         return True
     return "command not found" in output[-2000:]
+
+
+def default_runners() -> dict[str, Runner]:
+    """The registry: one runner per kind a node can name (``shell``, and each agent runtime)."""
+    from omg.runners.claude import ClaudeRunner
+    from omg.runners.shell import ShellRunner
+
+    return {"shell": ShellRunner(), "claude": ClaudeRunner()}
+
+
+__all__ = ["Invocation", "Output", "Runner", "default_runners", "is_env_failure", "tail"]

@@ -1,8 +1,8 @@
 """The claude runtime: one agent node as one ``claude -p … --output-format json`` session.
 
-The child's environment is the caller's business (``childenv.child_env(…, runtime="claude")``);
+The child's environment is the caller's business (``process.child_env(…, runtime="claude")``);
 this module adds no variables. It only resolves the binary, builds argv, spawns through the
-injected ``Spawner`` and maps the reply's JSON envelope onto an ``Outcome``.
+injected ``Spawner`` and maps the reply's JSON envelope onto an ``Output``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omg.runners import Invocation, Outcome
-from omg.runners.process import ProcResult, Spawner
+from omg.runners import Invocation, Output
+from omg.runners.process import ProcResult, Spawner, tail
 
 #: Parent-environment variable naming the claude binary (a path, or a name looked up on PATH).
 BIN_ENV = "OMG_CLAUDE_BIN"
@@ -70,7 +70,7 @@ class Envelope:
         return self.result.strip()
 
 
-class ClaudeRuntime:
+class ClaudeRunner:
     """Runs an agent node with the real Claude Code CLI in print mode.
 
     argv, in this fixed order (each optional flag only when the node or invocation sets it)::
@@ -141,14 +141,14 @@ class ClaudeRuntime:
         return out
 
     # -- run -------------------------------------------------------------------------------
-    def run(self, inv: Invocation, spawn: Spawner) -> Outcome:
+    def run(self, inv: Invocation, spawn: Spawner) -> Output:
         binary, problem = self.resolve_binary()
         if binary is None:
-            return Outcome(None, "", error="run_error", detail=problem)
+            return Output(None, "", error="run_error", detail=problem)
         started_session = inv.resume_session or inv.session_id
         res = spawn(self.argv(inv), cwd=inv.cwd, env=inv.env, timeout_s=inv.timeout_s)
         if res.spawn_error is not None:
-            return Outcome(
+            return Output(
                 None,
                 "",
                 error="run_error",
@@ -156,7 +156,7 @@ class ClaudeRuntime:
                 duration_s=res.duration_s,
             )
         if res.timed_out:
-            return Outcome(
+            return Output(
                 None,
                 res.stdout,
                 session_id=started_session,
@@ -259,7 +259,7 @@ def _error_text(e: Any) -> str:
 
 def _from_envelope(
     env: Envelope, res: ProcResult, started: str | None, budget: float | None
-) -> Outcome:
+) -> Output:
     sid = env.session_id or started
     cost = env.cost_usd if env.cost_usd is not None else 0.0
     common: dict[str, Any] = dict(
@@ -272,7 +272,7 @@ def _from_envelope(
     if env.subtype == BUDGET_SUBTYPE:
         spent = "an unknown amount" if env.cost_usd is None else f"${env.cost_usd:.4f}"
         limit = "" if budget is None else f" of ${budget:.4f}"
-        return Outcome(
+        return Output(
             res.exit_code,
             env.result,
             error="budget_exceeded",
@@ -285,14 +285,14 @@ def _from_envelope(
             if res.stderr.strip()
             else f"exit {res.exit_code}, no message"
         )
-        return Outcome(
+        return Output(
             res.exit_code,
             env.result,
             error="run_error",
             detail=f"claude reported an error: {_clip(cause)}; {_error_hint(cause)}",
             **common,
         )
-    return Outcome(res.exit_code, env.result, **common)
+    return Output(res.exit_code, env.result, **common)
 
 
 def _error_hint(cause: str) -> str:
@@ -305,9 +305,9 @@ def _error_hint(cause: str) -> str:
     )
 
 
-def _env_failure(res: ProcResult, started: str | None) -> Outcome:
+def _env_failure(res: ProcResult, started: str | None) -> Output:
     said = _tail(res.stderr) or _tail(res.stdout) or "no output"
-    return Outcome(
+    return Output(
         res.exit_code,
         res.stdout,
         session_id=started,
@@ -319,7 +319,7 @@ def _env_failure(res: ProcResult, started: str | None) -> Outcome:
     )
 
 
-def _output_error(res: ProcResult, started: str | None) -> Outcome:
+def _output_error(res: ProcResult, started: str | None) -> Output:
     if not res.stdout.strip():
         detail = "claude produced no output"
     else:
@@ -328,7 +328,7 @@ def _output_error(res: ProcResult, started: str | None) -> Outcome:
         detail += f" (exit {res.exit_code})"
     if res.stderr.strip():
         detail += f" (claude stderr: {_tail(res.stderr)})"
-    return Outcome(
+    return Output(
         res.exit_code,
         res.stdout,
         session_id=started,
@@ -347,9 +347,8 @@ def _usd(value: float) -> str:
     return text
 
 
-def _tail(text: str, limit: int = STDERR_TAIL) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "…(truncated) " + text[-limit:]
+def _tail(text: str) -> str:
+    return tail(text, STDERR_TAIL, mark="…(truncated) ")
 
 
 def _head(text: str, limit: int = STDOUT_HEAD) -> str:

@@ -1,4 +1,4 @@
-"""The subprocess chokepoint: every child omg starts goes through ``spawn``."""
+"""The process chokepoint: every child omg starts goes through ``spawn``, with ``child_env``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -141,3 +141,46 @@ def _kill_group(pid: int) -> None:
 
 def _decode(data: bytes | None) -> str:
     return (data or b"").decode("utf-8", errors="replace")
+
+
+#: Characters of a child's output quoted in a one-line detail.
+TAIL = 240
+
+
+def tail(text: str, limit: int = TAIL, mark: str = "…") -> str:
+    """The last ``limit`` characters of ``text``, stripped, led by ``mark`` when cut."""
+    text = text.strip()
+    return text if len(text) <= limit else mark + text[-limit:]
+
+
+#: Always passed through when set.
+BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM")
+#: Prefixes passed only to the claude runtime (its endpoint, auth and settings).
+CLAUDE_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_CONFIG_DIR")
+# Secrets (GITHUB_TOKEN, ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, OPENAI_API_KEY) reach a
+# shell node or verify command only when its ``env:`` names them: this is an allow-list.
+
+
+def child_env(
+    parent: Mapping[str, str],
+    declared: Iterable[tuple[str, str | None]] = (),
+    *,
+    runtime: str = "shell",
+) -> dict[str, str]:
+    """The environment for one child.
+
+    ``declared`` is the node's ``env:``: a name with None passes the parent's value through,
+    a name with a value sets it. ``runtime`` "claude" adds the model endpoint and auth variables.
+    """
+    env = {k: parent[k] for k in BASE if k in parent}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if runtime == "claude":
+        for k, v in parent.items():
+            if k.startswith(CLAUDE_PREFIXES):
+                env[k] = v
+    for name, value in declared:
+        if value is not None:
+            env[name] = value
+        elif name in parent:
+            env[name] = parent[name]
+    return env

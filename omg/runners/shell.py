@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from omg.runners import Invocation, Outcome, is_env_failure
-from omg.runners.process import Spawner
+from omg.runners import Invocation, Output, is_env_failure
+from omg.runners.process import Spawner, tail
 
 
-class ShellRuntime:
+class ShellRunner:
     """Runs ``sh -c <command>``; the result text is stdout and stderr, interleaved."""
 
     def argv(self, inv: Invocation) -> list[str]:
         return ["sh", "-c", inv.text]
 
-    def run(self, inv: Invocation, spawn: Spawner) -> Outcome:
+    def run(self, inv: Invocation, spawn: Spawner) -> Output:
         res = spawn(
             self.argv(inv), cwd=inv.cwd, env=inv.env, timeout_s=inv.timeout_s, merge_stderr=True
         )
         if res.spawn_error is not None:
-            return Outcome(
+            return Output(
                 None,
                 "",
                 error="run_error",
@@ -25,7 +25,7 @@ class ShellRuntime:
                 duration_s=res.duration_s,
             )
         if res.timed_out:
-            return Outcome(
+            return Output(
                 None,
                 res.stdout,
                 error="timeout",
@@ -33,18 +33,13 @@ class ShellRuntime:
                 duration_s=res.duration_s,
             )
         if res.exit_code not in (0, None) and is_env_failure(res.exit_code, res.stdout):
-            return Outcome(
+            return Output(
                 res.exit_code,
                 res.stdout,
                 error="run_error",
                 detail=f"environment failure: exit {res.exit_code}: "
-                f"{_tail(res.stdout)} — install the missing command or fix PATH; "
+                f"{tail(res.stdout)} — install the missing command or fix PATH; "
                 "this never fires a feedback loop",
                 duration_s=res.duration_s,
             )
-        return Outcome(res.exit_code, res.stdout, duration_s=res.duration_s)
-
-
-def _tail(text: str, limit: int = 240) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "…" + text[-limit:]
+        return Output(res.exit_code, res.stdout, duration_s=res.duration_s)

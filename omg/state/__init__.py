@@ -1,1 +1,19 @@
-"""The run state: the fold of events, the run directory store and the recorder."""
+"""The run state: the fold of events into state.json, the run directory store, the recorder."""
+
+from omg.state.fold import apply, diff, empty_state, fold, stable_view
+from omg.state.records import NO_RECORD, Event, GateRecord, LaneRecord, LegRecord, NodeRecord, State
+
+__all__ = [
+    "NO_RECORD",
+    "Event",
+    "GateRecord",
+    "LaneRecord",
+    "LegRecord",
+    "NodeRecord",
+    "State",
+    "apply",
+    "diff",
+    "empty_state",
+    "fold",
+    "stable_view",
+]

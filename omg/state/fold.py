@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
+
+from omg.kinds import EXHAUSTED_GATE_SUFFIX, Decision
+from omg.state.records import Event, State
 
 STATE_SCHEMA = 1
 EVENT_SCHEMA = 1
 
-State = dict[str, Any]
-Event = Mapping[str, Any]
 
 #: Fields that are data about time or sessions; determinism compares everything else.
 VOLATILE_RECORD_FIELDS = ("duration_s", "session_id")
@@ -69,41 +70,76 @@ def _run_started(st: State, ev: Event) -> None:
     )
     st["status"] = "running"
     if ev.get("retry_failed"):
-        _clear_failed(st)
+        _clear_failed(st, ev)
 
 
-def _clear_failed(st: State) -> None:
-    """``--retry-failed``: drop FAIL records (not rejected gates), re-arm exhausted loops."""
-    from omg.graph.build import graph_from_data  # pure; keeps fold light
-    from omg.graph.model import EXHAUSTED_GATE_SUFFIX
-
-    graph = graph_from_data(st["graph"])
-    nodes: dict[str, Any] = st["nodes"]
-    rejected = {g for g, d in st["gates"].items() if d.get("decision") == "reject"}
-    cleared: set[str] = set()
-    for nid, rec in list(nodes.items()):
-        failed = rec["verdict"] == "FAIL" and nid not in rejected
-        if failed or rec.get("awaiting"):
-            cleared.add(nid)
-    for nid in list(cleared):
-        if nid in graph.arcs and (nodes[nid].get("round", 0) > 0 or nodes[nid].get("awaiting")):
-            cleared.update(graph.arcs[nid])
-            # Fresh rounds, fresh exhaustion: the implicit gate forgets its decision (awaiting or
-            # rejected) so a new one is asked — and an old one is never taken for it.
-            gate = nodes[nid].get("awaiting") or nid + EXHAUSTED_GATE_SUFFIX
-            st["gates"].pop(gate, None)
-            if st["paused_at"] == gate:
-                st["paused_at"] = None
-    for nid in cleared:
-        # Keep the record (its spend is real) but make it pending again: round 0, no verdict.
-        rec = nodes[nid]
+def _clear_failed(st: State, ev: Event) -> None:
+    """``--retry-failed``: the records ``rearm`` names become pending again (their spend kept),
+    and the implicit gates of the loops it re-arms forget their decisions."""
+    rearm, forget = (
+        (ev["rearm"], ev.get("forget_gates", ())) if "rearm" in ev else _legacy_rearm(st)
+    )
+    for gate in forget:
+        st["gates"].pop(gate, None)
+        if st["paused_at"] == gate:
+            st["paused_at"] = None
+    for nid in rearm:
+        if nid not in st["nodes"]:
+            continue
+        rec = _record(st, nid)
         rec.update(verdict="", round=0)
         for key in ("provenance", "cause", "judged", "awaiting"):
             rec.pop(key, None)
 
 
+def _legacy_rearm(st: State) -> tuple[list[str], list[str]]:
+    """What a ``retry_failed`` event written before events carried ``rearm`` re-armed.
+
+    Those events left the set to the reader; it is rebuilt here from the snapshotted graph
+    data (feedback bodies: nodes on a depends_on path from ``rerun`` to the declarer), so old
+    event files fold exactly as they did.
+    """
+    nodes = st["nodes"]
+    graph_nodes = st["graph"].get("nodes", [])
+    parents = {str(n["id"]): [str(p) for p in n.get("depends_on", [])] for n in graph_nodes}
+    rejected = {g for g, d in st["gates"].items() if d.get("decision") == "reject"}
+    cleared = {
+        nid
+        for nid, rec in nodes.items()
+        if (rec["verdict"] == "FAIL" and nid not in rejected) or rec.get("awaiting")
+    }
+    forget: list[str] = []
+    arcs = {
+        str(n["id"]): str(n["feedback"]["rerun"])
+        for n in graph_nodes
+        if isinstance(n.get("feedback"), dict)
+    }
+    for nid in sorted(cleared):
+        rec = nodes[nid]
+        if nid in arcs and (rec.get("round", 0) > 0 or rec.get("awaiting")):
+            cleared.update(_between(parents, arcs[nid], nid))
+            forget.append(rec.get("awaiting") or nid + EXHAUSTED_GATE_SUFFIX)
+    return sorted(cleared), forget
+
+
+def _between(parents: Mapping[str, list[str]], target: str, declarer: str) -> set[str]:
+    """Nodes on any depends_on path from ``target`` up to ``declarer`` (both included)."""
+    on_path: dict[str, bool] = {}
+
+    def reaches(nid: str) -> bool:  # does a path from nid down its parents reach target?
+        if nid not in on_path:
+            on_path[nid] = False
+            hits = [reaches(p) for p in parents.get(nid, [])] if nid != target else []
+            on_path[nid] = nid == target or any(hits)
+        return on_path[nid]
+
+    reaches(declarer)
+    return {nid for nid, yes in on_path.items() if yes}
+
+
 def _record(st: State, nid: str) -> dict[str, Any]:
-    rec: dict[str, Any] = st["nodes"].setdefault(
+    """The node's record, created pending; the fold edits records as plain dicts."""
+    rec: dict[str, Any] = st["nodes"].setdefault(  # type: ignore[assignment]
         nid,
         {"verdict": "", "round": 0, "attempts": 0, "cost_usd": 0.0, "cost_unknown": False},
     )
@@ -175,7 +211,7 @@ def _gate_paused(st: State, ev: Event) -> None:
 
 
 def _gate_decided(st: State, ev: Event) -> None:
-    decision = "approve" if ev["event"] == "gate_approved" else "reject"
+    decision: Decision = "approve" if ev["event"] == "gate_approved" else "reject"
     st["gates"][ev["node_id"]] = {
         "decision": decision,
         "by": ev.get("by", ""),
@@ -188,9 +224,9 @@ def _gate_decided(st: State, ev: Event) -> None:
 
 
 def _run_finished(st: State, ev: Event) -> None:
-    leg = st["legs"][-1] if st["legs"] else None
-    if leg is not None:
-        leg.update(finished=ev["ts"], outcome=ev["outcome"], reason=ev.get("reason"))
+    if st["legs"]:
+        leg = st["legs"][-1]
+        leg["finished"], leg["outcome"], leg["reason"] = ev["ts"], ev["outcome"], ev.get("reason")
     st["status"] = ev["outcome"]
     if ev["outcome"] != "paused":
         st["paused_at"] = None
@@ -210,7 +246,7 @@ _HANDLERS = {
 
 def stable_view(st: State) -> State:
     """``st`` without time and session data: what determinism promises to reproduce."""
-    out = copy.deepcopy(st)
+    out = cast(dict[str, Any], copy.deepcopy(st))
     for rec in out["nodes"].values():
         for k in VOLATILE_RECORD_FIELDS:
             rec.pop(k, None)
@@ -219,7 +255,7 @@ def stable_view(st: State) -> State:
             leg.pop(k, None)
     for gate in out["gates"].values():
         gate.pop("at", None)
-    return out
+    return cast(State, out)
 
 
 def diff(a: Mapping[str, Any], b: Mapping[str, Any], path: str = "") -> list[str]:

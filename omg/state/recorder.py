@@ -7,7 +7,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from omg.state.fold import EVENT_SCHEMA, State, apply
+from omg.state.fold import EVENT_SCHEMA, apply
+from omg.state.records import State
 from omg.state.store import RunDir
 
 Listener = Callable[[dict[str, Any], State], None]

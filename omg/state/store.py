@@ -7,11 +7,13 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from omg.errors import StateError
-from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA, State
+from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA, apply, fold
+from omg.state.records import State
 
 STATE = "state.json"
 EVENTS = "events.jsonl"
@@ -95,68 +97,32 @@ def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
         raise
 
 
-def ensure_ignored(runs_dir: Path) -> None:
-    """Make ``.omg/`` ignore itself (a ``.gitignore`` holding ``*``), as pytest's cache does."""
-    if runs_dir.parent.name == ".omg":
-        ignore = runs_dir.parent / ".gitignore"
-        if not ignore.exists():
-            runs_dir.parent.mkdir(parents=True, exist_ok=True)
-            ignore.write_text("*\n")
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 
 
-_Kind = type | tuple[type, ...]
-_NUMBER = (int, float)
-#: What every reader of a snapshot relies on (the full contract is schemas/state.schema.json).
-_STATE_SHAPE: dict[str, _Kind] = {
-    "run_id": str,
-    "graph_source": str,
-    "graph_sha256": str,
-    "graph": dict,
-    "inputs": dict,
-    "nodes": dict,
-    "gates": dict,
-    "legs": list,
-    "hops": int,
-    "paused_at": (str, type(None)),
-    "status": str,
-    "cost_usd": _NUMBER,
-    "seq": int,
-    "worktrees": dict,
-}
-_RECORD_SHAPE: dict[str, _Kind] = {
-    "verdict": str,
-    "round": int,
-    "attempts": int,
-    "cost_usd": _NUMBER,
-    "cost_unknown": bool,
-}
+@cache
+def _state_validator() -> Any:
+    """The state.json schema, compiled once (jsonschema is imported only when a run is read)."""
+    import jsonschema
+
+    schema = json.loads((SCHEMAS / "state.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
 
 
 def _shape_problem(st: dict[str, Any]) -> str | None:
-    """The first way ``st`` is not shaped like a snapshot (None when it is)."""
+    """The first way ``st`` breaks schemas/state.schema.json (None when it does not)."""
+    import jsonschema
 
-    def wrong(value: Any, kind: _Kind) -> bool:
-        return not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)
-
-    for key, kind in _STATE_SHAPE.items():
-        if key not in st or wrong(st[key], kind):
-            return f"field {key!r} is missing or of the wrong type"
-    for nid, rec in st["nodes"].items():
-        if not isinstance(rec, dict):
-            return f"the record of node {nid!r} is not an object"
-        for key, kind in _RECORD_SHAPE.items():
-            if key not in rec or wrong(rec[key], kind):
-                return f"field {key!r} of node {nid!r} is missing or of the wrong type"
-    for gate, dec in st["gates"].items():
-        if not isinstance(dec, dict) or not isinstance(dec.get("decision"), str):
-            return f"the decision on gate {gate!r} is not an object with a decision"
-    for leg in st["legs"]:
-        if not isinstance(leg, dict) or wrong(leg.get("leg"), int) or "outcome" not in leg:
-            return "an entry of 'legs' is not a leg"
-    nodes = st["graph"].get("nodes", [])
-    if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
-        return "the snapshotted graph has no list of nodes"
-    return None
+    error = jsonschema.exceptions.best_match(_state_validator().iter_errors(st))
+    if error is None:
+        return None
+    path = [str(p) for p in error.absolute_path]
+    owner = f" of node {path[1]!r}" if path[:1] == ["nodes"] and len(path) > 1 else ""
+    field = path[2:] if owner else path
+    if error.validator == "required":
+        missing = str(error.message).split("'")[1]
+        return f"field {'.'.join([*field, missing])!r}{owner} is missing"
+    return f"field {'.'.join(field) or '(top level)'!r}{owner} is wrong: {error.message}"
 
 
 class RunDir:
@@ -364,7 +330,7 @@ class RunDir:
                 f"{self.state_path} is damaged: {problem}. omg did not overwrite it: rebuild it "
                 f"with `omg replay {self.run_id} --write` or restore it from the run branch"
             )
-        return st
+        return cast(State, st)
 
     def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
         """Rewrite state.json atomically; ``touched`` names the records that changed."""
@@ -378,3 +344,28 @@ class RunDir:
         """
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def load_run(rundir: RunDir) -> tuple[State, int]:
+    """The snapshot plus the tail of events it had not folded yet (a leg killed mid-write)."""
+    if not rundir.state_path.exists() and rundir.events_path.exists():
+        # The first leg was killed between its first event and its first snapshot.
+        evs = list(rundir.read_events())
+        return fold(evs), max([0, *(ev["seq"] for ev in evs)])
+    state = rundir.read_state()
+    tail = rundir.events_after(state["seq"])
+    for ev in tail:
+        apply(state, ev)
+    last = max([state["seq"], *(ev["seq"] for ev in tail)])
+    return state, last
+
+
+def catch_up(rundir: RunDir, state: State) -> None:
+    """Bring state.json level with the events (a leg killed between an event and its snapshot
+    left it behind) — even when this resume then finds nothing to do, or refuses."""
+    try:
+        behind = rundir.read_state()["seq"] != state["seq"]
+    except StateError:  # no snapshot yet: load_run folded the events
+        behind = True
+    if behind:
+        rundir.write_state(state)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from omg import schedule
 from omg.graph.build import graph_from_data
 from omg.graph.model import Graph
-from omg.state.fold import apply, empty_state
+from omg.state import apply, empty_state
 
 
 @st.composite

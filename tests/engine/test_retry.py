@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import time
@@ -129,10 +128,10 @@ def test_backoff_delays_are_respected(tmp_path: Path, run_dir_check) -> None:
         root=tmp_path,
         parent_env=dict(os.environ),
         spawn=rec,
-        stderr=io.StringIO(),
-        live=False,
     )
-    rid, result, _ = start_run(load_graph(g), g, {}, env, LegOptions(concurrency=1), run_id="b1")
+    end = start_run(load_graph(g), g, {}, env, LegOptions(concurrency=1), run_id="b1")
+    rid, result = end.run_id, end.result
+    assert result is not None
     assert result.outcome == "passed"
     run_dir_check(tmp_path / "runs" / rid)
     assert len(rec.calls) == 4

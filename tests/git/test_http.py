@@ -19,14 +19,15 @@ from conftest import (
 
 from omg.errors import GitError
 from omg.git import RunRepo, open_repo
+from omg.github import server_host
 
 RUN_REF = "refs/heads/omg/runs/r1"
 
 
 def _leg(path: Path, http_remote: GitHttpServer, **env: str) -> RunRepo:
-    """A leg whose environment points GITHUB_SERVER_URL at the loopback server."""
+    """A leg whose GitHub server (GITHUB_SERVER_URL) is the loopback server."""
     server = http_remote.url.rsplit("/", 1)[0]
-    found = open_repo(path, env={"GITHUB_SERVER_URL": server, **env})
+    found = open_repo(path, env=env, github_host=server_host({"GITHUB_SERVER_URL": server}))
     assert found is not None
     return found
 

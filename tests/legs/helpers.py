@@ -58,7 +58,7 @@ def comparable(st: dict[str, Any]) -> dict[str, Any]:
     Legs (how many processes it took) and seq (how many events they wrote) differ by construction;
     everything else — every node record, gate decision, cost, status — must not.
     """
-    from omg.state.fold import stable_view
+    from omg.state import stable_view
 
     out = stable_view(st)
     out.pop("legs")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import random
@@ -122,28 +121,18 @@ def _start_in_process(root: Path, rid: str) -> dict[str, Any]:
     from omg.leg.start import Environment, start_run
 
     graph = load_graph(root / "g.yaml")
-    env = Environment(runs_dir=root / RUNS, root=root, stderr=io.StringIO(), live=False)
+    env = Environment(runs_dir=root / RUNS, root=root)
     with contextlib.chdir(root):  # as the CLI runs it: the graph path relative to the cwd
-        _, _, st_ = start_run(
-            graph, Path("g.yaml"), {}, env, LegOptions(graph.concurrency), run_id=rid
-        )
-    return st_
+        end = start_run(graph, Path("g.yaml"), {}, env, LegOptions(graph.concurrency), run_id=rid)
+    return end.state
 
 
 def _resume_in_process(root: Path, rid: str) -> Any:
-    from omg.graph.load import graph_from_snapshot
     from omg.leg.loop import LegOptions
     from omg.leg.start import Environment, resume_run
 
-    env = Environment(runs_dir=root / RUNS, root=root, stderr=io.StringIO(), live=False)
-    result, _ = resume_run(
-        rid,
-        env,
-        lambda g: LegOptions(g.concurrency),
-        snapshot_loader=graph_from_snapshot,
-        warn=lambda m: None,
-    )
-    return result
+    env = Environment(runs_dir=root / RUNS, root=root)
+    return resume_run(rid, env, lambda g: LegOptions(g.concurrency)).result
 
 
 @pytest.mark.parametrize(
@@ -154,7 +143,7 @@ def test_every_prefix_of_the_stream_resumes_to_the_same_state(
 ) -> None:
     """A SIGKILL can stop a leg after any event, with state.json current or one write behind
     (killed between the fsync'd append and the snapshot rename), or lost: model every point."""
-    from omg.state.fold import fold
+    from omg.state import fold
     from omg.state.store import canonical_json
 
     base = tmp_path / "baseline"
@@ -220,23 +209,21 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
 ) -> None:
     """Killed right after gate_approved/gate_rejected, before the gate's verdict event: the
     decision is on record, so the next leg applies it instead of pausing to ask again."""
-    from omg.graph.load import graph_from_snapshot
-    from omg.leg.start import Decision, Environment, resume_run
-    from omg.state.fold import fold
+    from omg.leg.decisions import Decision
+    from omg.leg.start import Environment, resume_run
+    from omg.state import fold
     from omg.state.store import canonical_json
 
     write_graph(tmp_path, DECIDED[gate])
     _start_in_process(tmp_path, "r")
     rd = run_path(tmp_path, "r")
-    env = Environment(runs_dir=tmp_path / RUNS, root=tmp_path, stderr=io.StringIO(), live=False)
+    env = Environment(runs_dir=tmp_path / RUNS, root=tmp_path)
     from omg.leg.loop import LegOptions
 
     resume_run(
         "r",
         env,
         lambda g: LegOptions(1),
-        snapshot_loader=graph_from_snapshot,
-        warn=lambda m: None,
         decision=Decision(gate, approve, "ann", "because"),
     )
     full = events(rd)
@@ -335,8 +322,7 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
     tmp_path: Path, request: pytest.FixtureRequest, run_dir_check: Callable[[Path], dict]
 ) -> None:
     from omg.cli import status
-    from omg.leg.start import load_run
-    from omg.state.store import RunDir
+    from omg.state.store import RunDir, load_run
 
     points: list[dict[str, Any]] = []
     examples = [0]

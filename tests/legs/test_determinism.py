@@ -63,7 +63,7 @@ def two_runs(cli: Cli, tmp_path: Path, concurrency: int) -> tuple[Path, Path]:
 
 
 def test_same_outcomes_same_launches_same_events_same_state(cli: Cli, tmp_path: Path) -> None:
-    from omg.state.fold import stable_view
+    from omg.state import stable_view
 
     one, two = two_runs(cli, tmp_path, concurrency=1)
     assert (
@@ -88,7 +88,7 @@ def test_same_outcomes_same_launches_same_events_same_state(cli: Cli, tmp_path: 
 
 
 def test_parallel_runs_reach_the_same_state(cli: Cli, tmp_path: Path) -> None:
-    from omg.state.fold import stable_view
+    from omg.state import stable_view
 
     one, two = two_runs(cli, tmp_path, concurrency=3)
     assert stable_view(state(one)) == stable_view(state(two))
@@ -97,7 +97,7 @@ def test_parallel_runs_reach_the_same_state(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_one_leg_or_many_the_same_launches_and_records(cli: Cli, tmp_path: Path) -> None:
-    from omg.state.fold import stable_view
+    from omg.state import stable_view
 
     whole = tmp_path / "whole"
     write_graph(whole, GRAPH.format(concurrency=1))

@@ -80,14 +80,14 @@ def make_inv(tmp_path: Path, base_env: dict[str, str]) -> MakeInv:
         work.mkdir(parents=True, exist_ok=True)
         n = Node(id="n1", kind=kind, **dict(node or {}))  # type: ignore[arg-type]
         return Invocation(
-            n,
-            text,
-            work,
-            dict(base_env if env is None else env),
-            timeout_s,
-            session_id,
-            resume_session,
-            budget_usd,
+            node=n,
+            text=text,
+            cwd=work,
+            env=dict(base_env if env is None else env),
+            timeout_s=timeout_s,
+            session_id=session_id,
+            resume_session=resume_session,
+            budget_usd=budget_usd,
         )
 
     return make

@@ -1,4 +1,4 @@
-"""ClaudeRuntime against a real stub executable run through the real omg.proc.spawn."""
+"""ClaudeRunner against a real stub executable run through the real omg.proc.spawn."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omg.runners.claude import ClaudeRuntime, parse_envelope
+from omg.runners.claude import ClaudeRunner, parse_envelope
 
 SID = "3f2b8c1e-0000-4000-8000-000000000001"
 PARENT = "9a9a9a9a-0000-4000-8000-000000000002"
@@ -37,8 +37,8 @@ def ok_envelope(**over: object) -> dict[str, object]:
 
 
 @pytest.fixture
-def rt(claude_stub) -> ClaudeRuntime:
-    return ClaudeRuntime(binary=str(claude_stub.bin))
+def rt(claude_stub) -> ClaudeRunner:
+    return ClaudeRunner(binary=str(claude_stub.bin))
 
 
 # -- argv ----------------------------------------------------------------------------------
@@ -365,7 +365,7 @@ class RefusingSpawn:
 def test_missing_binary_is_run_error_with_install_hint(make_inv, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    rt = ClaudeRuntime(parent_env={"PATH": str(empty)})
+    rt = ClaudeRunner(parent_env={"PATH": str(empty)})
     out = rt.run(make_inv(), RefusingSpawn())
     assert out.error == "run_error"
     assert "npm install -g @anthropic-ai/claude-code" in out.detail
@@ -374,7 +374,7 @@ def test_missing_binary_is_run_error_with_install_hint(make_inv, tmp_path):
 
 
 def test_omg_claude_bin_names_a_missing_file(make_inv, tmp_path):
-    rt = ClaudeRuntime(parent_env={"OMG_CLAUDE_BIN": str(tmp_path / "nope"), "PATH": ""})
+    rt = ClaudeRunner(parent_env={"OMG_CLAUDE_BIN": str(tmp_path / "nope"), "PATH": ""})
     out = rt.run(make_inv(), RefusingSpawn())
     assert out.error == "run_error"
     assert "OMG_CLAUDE_BIN" in out.detail and "nope" in out.detail
@@ -386,7 +386,7 @@ def test_omg_claude_bin_is_honoured(claude_stub, make_inv, rec_spawn, tmp_path):
     decoy.write_text("#!/bin/sh\nexit 99\n")
     decoy.chmod(0o755)
     claude_stub.script(envelope=ok_envelope())
-    rt = ClaudeRuntime(
+    rt = ClaudeRunner(
         parent_env={"OMG_CLAUDE_BIN": str(claude_stub.bin), "PATH": str(decoy.parent)}
     )
     out = rt.run(make_inv(), rec_spawn)
@@ -396,12 +396,12 @@ def test_omg_claude_bin_is_honoured(claude_stub, make_inv, rec_spawn, tmp_path):
 
 def test_claude_found_on_parent_path(claude_stub, make_inv, rec_spawn):
     claude_stub.script(envelope=ok_envelope())
-    rt = ClaudeRuntime(parent_env={"PATH": os.pathsep.join(["/nonexistent", str(claude_stub.dir)])})
+    rt = ClaudeRunner(parent_env={"PATH": os.pathsep.join(["/nonexistent", str(claude_stub.dir)])})
     out = rt.run(make_inv(), rec_spawn)
     assert rec_spawn.calls[0]["argv"][0] == str(claude_stub.bin)
     assert out.error is None
 
 
 def test_explicit_binary_wins_over_omg_claude_bin(claude_stub, make_inv):
-    rt = ClaudeRuntime(binary=str(claude_stub.bin), parent_env={"OMG_CLAUDE_BIN": "/x/claude"})
+    rt = ClaudeRunner(binary=str(claude_stub.bin), parent_env={"OMG_CLAUDE_BIN": "/x/claude"})
     assert rt.argv(make_inv())[0] == str(claude_stub.bin)

@@ -1,0 +1,34 @@
+"""The vocabulary: every closed set omg speaks, each spelled once as a Literal."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+#: Why an attempt failed; the closed set `retry.on` names.
+Cause = Literal[
+    "nonzero_exit",
+    "run_error",
+    "timeout",
+    "output_error",
+    "budget_exceeded",
+    "verify_failed",
+    "result_mismatch",
+]
+#: What a PASS rests on.
+Provenance = Literal["verified", "self-reported", "exit-only", "approved"]
+#: A node record's verdict: passed, failed, or "" (pending, or a loop's marker mid-round).
+Verdict = Literal["PASS", "FAIL", ""]
+#: How a leg (and so the run, for now) ended.
+Outcome = Literal["passed", "failed", "paused"]
+#: Why a leg ended where it did (`run_finished.reason`).
+StopReason = Literal["gate", "leg_budget", "failed", "unfinished"]
+#: What a `node_retried` event stands for.
+RetryReason = Literal["retry", "feedback", "exhausted", "leg_budget"]
+#: A gate decision.
+Decision = Literal["approve", "reject"]
+
+CAUSES: tuple[Cause, ...] = get_args(Cause)
+#: Causes that are judgments of the work (a check said no), so a feedback loop may fire on them.
+JUDGMENT_CAUSES: frozenset[Cause] = frozenset({"verify_failed", "result_mismatch", "nonzero_exit"})
+#: The implicit gate an exhausted loop escalates to is ``<declarer>.exhausted``.
+EXHAUSTED_GATE_SUFFIX = ".exhausted"

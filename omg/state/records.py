@@ -1,0 +1,90 @@
+"""The records: TypedDicts for state.json, its node, leg and gate records (the schema's shapes)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from omg.kinds import Cause, Decision, Outcome, Provenance, Verdict
+
+#: One events.jsonl line: the envelope (schema, seq, ts, run_id, leg, event) and its fields.
+Event = Mapping[str, Any]
+
+
+class _NodeRequired(TypedDict):
+    verdict: Verdict
+    round: int
+    attempts: int
+    cost_usd: float
+    cost_unknown: bool
+
+
+class NodeRecord(_NodeRequired, total=False):
+    """One node's record: the latest execution is authoritative, cost accumulates."""
+
+    usage: dict[str, int]
+    session_id: str
+    duration_s: float
+    detail: str
+    provenance: Provenance
+    cause: Cause | None
+    judged: bool
+    awaiting: str
+    retries: int
+
+
+class LegRecord(TypedDict):
+    """One leg (process): when it ran and how it ended (None while open or abandoned)."""
+
+    leg: int
+    started: str
+    finished: str | None
+    outcome: Outcome | None
+    reason: str | None
+
+
+class GateRecord(TypedDict):
+    """A recorded gate decision: who, why, when, and the state it judged."""
+
+    decision: Decision
+    by: str
+    reason: str
+    at: str
+    state_ref: str
+
+
+class LaneRecord(TypedDict):
+    """A worktree lane's branch and the head recorded when a node last settled there."""
+
+    branch: str
+    commit: str
+
+
+class State(TypedDict):
+    """state.json: the fold of events.jsonl (schemas/state.schema.json)."""
+
+    schema: int
+    run_id: str
+    graph_source: str
+    graph_sha256: str
+    graph: dict[str, Any]
+    inputs: dict[str, str]
+    nodes: dict[str, NodeRecord]
+    gates: dict[str, GateRecord]
+    legs: list[LegRecord]
+    hops: int
+    worktrees: dict[str, LaneRecord]
+    paused_at: str | None
+    status: str
+    cost_usd: float
+    seq: int
+
+
+#: What a node that never ran reads as: pending, nothing spent.
+NO_RECORD: NodeRecord = {
+    "verdict": "",
+    "round": 0,
+    "attempts": 0,
+    "cost_usd": 0.0,
+    "cost_unknown": False,
+}
