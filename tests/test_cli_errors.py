@@ -20,7 +20,8 @@ BUGGY = textwrap.dedent("""
 """)
 
 
-def test_a_bug_prints_unexpected_error_and_the_traceback_and_exits_70_not_the_refusal_code() -> None:
+def test_a_bug_prints_unexpected_error_and_the_traceback_and_exits_70() -> None:
+    """A bug never shares the refusal code (3): it exits 70, EX_SOFTWARE."""
     res = subprocess.run([sys.executable, "-c", BUGGY], capture_output=True, text=True)
     assert res.returncode == 70
     assert res.stderr.startswith("omg: unexpected error")

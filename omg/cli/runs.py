@@ -41,8 +41,7 @@ def _report(end: LegEnd) -> int:
     print(ledger.render(graph, state))
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}")
-        status = state["status"]
-        return exits.BY_OUTCOME[status] if status in exits.BY_OUTCOME else exits.PASSED
+        return {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)
     print()
     if result.outcome == "passed":
         print(f"run {run_id!r} passed.")

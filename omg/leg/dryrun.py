@@ -73,4 +73,3 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
     out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")
     out.append("dry run: nothing was executed")
     return "\n".join(out)
-
