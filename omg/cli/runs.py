@@ -74,11 +74,11 @@ def _attach_git(
         if push:
             raise UsageError("--push needs commits; drop --no-commit")
         return
-    from omg.github import server_host
+    from omg.github import git_tokens
     from omg.leg.commits import attach
 
-    host = server_host(os.environ)
-    env.commits = attach(env.root, run_id, push=push, base=base, warn=_warn, github_host=host)
+    tokens = git_tokens(os.environ)
+    env.commits = attach(env.root, run_id, push=push, base=base, warn=_warn, tokens=tokens)
     if env.commits is None and push:
         raise UsageError(f"--push {push}: {env.root} is not inside a git repository")
 
@@ -130,11 +130,11 @@ def resume(
     from omg.github import actor
 
     if fetch:
-        from omg.github import server_host
+        from omg.github import git_tokens
         from omg.leg.commits import fetch_run
 
-        host = server_host(os.environ)
-        fetch_run(Path.cwd(), runs_dir / run_id, run_id, fetch, warn=_warn, github_host=host)
+        tokens = git_tokens(os.environ)
+        fetch_run(Path.cwd(), runs_dir / run_id, run_id, fetch, warn=_warn, tokens=tokens)
     decision = None
     gate = approve or reject
     if gate:

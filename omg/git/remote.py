@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -60,34 +60,36 @@ def endpoint(repo: pygit2.Repository, remote: str) -> Endpoint:
     return Endpoint(anonymous, url, tracking_name(repo, remote), redact(url), redact(remote))
 
 
-def token_for(url: str, env: Mapping[str, str], github_host: str | None) -> tuple[str, str] | None:
+#: A token git may offer: (the variable it came from, its value, the one host it may go to;
+#: None: any host). omg.github picks them from the environment; git only offers them.
+GitToken = tuple[str, str, str | None]
+
+
+def token_for(url: str, tokens: Sequence[GitToken]) -> tuple[str, str] | None:
     """(variable, token) to offer ``url``, or None; never over plain HTTP except to loopback.
 
-    ``OMG_GIT_TOKEN`` goes to any host; ``GITHUB_TOKEN`` only to ``github_host`` (the host of
-    the GitHub server the workflow runs against, passed in), so a stray remote never gets it.
+    The first token whose host is ``url``'s (or any host) wins, so a token bound to the GitHub
+    server never reaches a stray remote.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http"):
         return None
     if parts.scheme == "http" and parts.hostname not in _LOOPBACK:
         return None
-    if env.get("OMG_GIT_TOKEN"):
-        return "OMG_GIT_TOKEN", env["OMG_GIT_TOKEN"]
-    if env.get("GITHUB_TOKEN") and github_host and parts.hostname == github_host:
-        return "GITHUB_TOKEN", env["GITHUB_TOKEN"]
+    for variable, value, host in tokens:
+        if host is None or parts.hostname == host:
+            return variable, value
     return None
 
 
 class Callbacks(pygit2.RemoteCallbacks):
     """Credentials from memory, a fast-forward check per ref, and the server's per-ref verdicts."""
 
-    def __init__(
-        self, repo: pygit2.Repository, ep: Endpoint, env: Mapping[str, str], github_host: str | None
-    ) -> None:
+    def __init__(self, repo: pygit2.Repository, ep: Endpoint, tokens: Sequence[GitToken]) -> None:
         super().__init__()
         self._repo = repo
         self._ep = ep
-        self._token = token_for(ep.url, env, github_host)
+        self._token = token_for(ep.url, tokens)
         self._offered: set[CredentialType] = set()
         self.rejected: list[tuple[str, str]] = []
 
@@ -151,13 +153,12 @@ def push(
     repo: pygit2.Repository,
     remote: str,
     refspecs: list[str],
-    env: Mapping[str, str],
-    github_host: str | None,
+    tokens: Sequence[GitToken],
 ) -> None:
     """Push ``refspecs`` without force; a lost race or any rejection is a GitError."""
     ep = endpoint(repo, remote)
     specs = [_push_spec(spec) for spec in refspecs]
-    callbacks = Callbacks(repo, ep, env, github_host)
+    callbacks = Callbacks(repo, ep, tokens)
     try:
         ep.remote.push(specs, callbacks=callbacks, proxy=True)
     except OmgError:
@@ -186,15 +187,14 @@ def fetch(
     repo: pygit2.Repository,
     remote: str,
     refspecs: list[str],
-    env: Mapping[str, str],
-    github_host: str | None,
+    tokens: Sequence[GitToken],
 ) -> None:
     """Fetch ``refspecs`` into ``refs/remotes/<remote>/``; local branches are never written."""
     ep = endpoint(repo, remote)
     specs = [_fetch_spec(spec, remote, ep.tracking) for spec in refspecs]
     try:
         ep.remote.fetch(
-            specs, message="omg: fetch", callbacks=Callbacks(repo, ep, env, github_host),
+            specs, message="omg: fetch", callbacks=Callbacks(repo, ep, tokens),
             prune=FetchPrune.NO_PRUNE, proxy=True,
         )  # fmt: skip
     except OmgError:

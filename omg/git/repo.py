@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -16,20 +16,20 @@ from omg.git import runbranch, worktrees
 from omg.git.edge import translated
 from omg.git.identity import signature
 from omg.git.names import HEADS, remote_run_ref, run_ref
+from omg.git.remote import GitToken
 from omg.git.worktrees import Worktree
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
 
 
 def open_repo(
-    start: Path, *, env: Mapping[str, str] | None = None, github_host: str | None = "github.com"
+    start: Path, *, env: Mapping[str, str] | None = None, tokens: Sequence[GitToken] = ()
 ) -> RunRepo | None:
     """The repository enclosing ``start`` (with a working tree), or None outside one.
 
-    ``env`` supplies the commit identity (``GIT_AUTHOR_*``/``GIT_COMMITTER_*``) and the
-    push/fetch token (``GITHUB_TOKEN``/``OMG_GIT_TOKEN``); it defaults to ``os.environ``.
-    ``github_host`` is the only host ``GITHUB_TOKEN`` is ever offered to (omg.github says
-    which one a workflow runs against).
+    ``env`` supplies the commit identity (``GIT_AUTHOR_*``/``GIT_COMMITTER_*``); it defaults
+    to ``os.environ``. ``tokens`` are what push and fetch may offer an HTTPS remote, each
+    bound to its host (``omg.github.git_tokens`` picks them from a workflow's environment).
     """
     with translated(f"opening the git repository around {start}", _FIX):
         found = pygit2.discover_repository(str(start))
@@ -38,7 +38,7 @@ def open_repo(
         repo = pygit2.Repository(found)
     if repo.is_bare or repo.workdir is None:
         return None
-    return RunRepo(repo, os.environ if env is None else env, github_host)
+    return RunRepo(repo, os.environ if env is None else env, tokens)
 
 
 class RunRepo:
@@ -49,11 +49,11 @@ class RunRepo:
     """
 
     def __init__(
-        self, repo: pygit2.Repository, env: Mapping[str, str], github_host: str | None
+        self, repo: pygit2.Repository, env: Mapping[str, str], tokens: Sequence[GitToken]
     ) -> None:
         self._repo = repo
         self._env = env
-        self._github_host = github_host
+        self._tokens = tokens
         self._lock = threading.RLock()
         self.root = Path(repo.workdir or ".").resolve()
 
@@ -116,12 +116,12 @@ class RunRepo:
         A lost race (the remote ref moved on) raises GitError saying another leg advanced it.
         """
         with self._lock, translated(f"pushing to {remote}", _FIX):
-            remotes.push(self._repo, remote, refspecs, self._env, self._github_host)
+            remotes.push(self._repo, remote, refspecs, self._tokens)
 
     def fetch(self, remote: str, refspecs: list[str]) -> None:
         """Fetch refspecs into ``refs/remotes/<remote>/``; local branches are never written."""
         with self._lock, translated(f"fetching from {remote}", _FIX):
-            remotes.fetch(self._repo, remote, refspecs, self._env, self._github_host)
+            remotes.fetch(self._repo, remote, refspecs, self._tokens)
 
     def remote_run_head(self, remote: str, run_id: str) -> str | None:
         """After a fetch or push: ``refs/remotes/<remote>/omg/runs/<run_id>``, or None.

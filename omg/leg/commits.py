@@ -6,12 +6,13 @@ This module decides *when* to commit and push; `omg.git` (the only pygit2 import
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from omg.errors import GitError
 from omg.git import RunRepo, Worktree, open_repo
 from omg.git.names import run_refspecs
+from omg.git.remote import GitToken
 from omg.graph.model import Node
 from omg.leg.workspace import LocalWorkspace
 from omg.schedule import LegResult
@@ -133,20 +134,20 @@ class RunCommits:
 
 
 def attach(
-    root: Path, run_id: str, *, push: str | None, base: str, warn: Warn, github_host: str | None
+    root: Path, run_id: str, *, push: str | None, base: str, warn: Warn, tokens: Sequence[GitToken]
 ) -> RunCommits | None:
     """The commits of a run started or resumed in ``root``; None outside a git repository."""
-    repo = open_repo(root, github_host=github_host)
+    repo = open_repo(root, tokens=tokens)
     if repo is None:
         return None
     return RunCommits(repo, root, run_id, push=push, base=base, warn=warn)
 
 
 def fetch_run(
-    root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn, github_host: str | None
+    root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn, tokens: Sequence[GitToken]
 ) -> None:
     """Fetch a run's branches and restore its directory when it is missing or behind."""
-    repo = open_repo(root, github_host=github_host)
+    repo = open_repo(root, tokens=tokens)
     if repo is None:
         raise GitError(f"--fetch {remote}: {root} is not inside a git repository")
     repo.fetch(remote, run_refspecs(run_id))

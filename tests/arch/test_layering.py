@@ -1,28 +1,81 @@
-"""The architecture's rules, checked on the source: who may import what, and who reads GITHUB_*."""
+"""The architecture's rules, checked on the source: who may import what, who reads GITHUB_*,
+who prints or exits, and that the import graph has no cycle."""
 
 from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "omg"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+#: The layer each top-level name of omg belongs to, and the layers it may import.
+MAY_IMPORT: dict[str, set[str]] = {
+    "kinds": set(),
+    "errors": {"kinds"},
+    "dotomg": set(),
+    "graph": {"kinds", "errors"},
+    "schedule": {"graph", "kinds", "errors"},
+    "state": {"kinds", "errors"},
+    "runners": {"graph", "kinds", "errors"},
+    "git": {"errors", "dotomg"},
+    "github": {"errors", "kinds"},
+    "leg": {
+        "graph",
+        "schedule",
+        "state",
+        "runners",
+        "git",
+        "github",
+        "kinds",
+        "errors",
+        "dotomg",
+    },
+    "cli": {
+        "graph",
+        "schedule",
+        "state",
+        "runners",
+        "git",
+        "github",
+        "leg",
+        "kinds",
+        "errors",
+        "dotomg",
+    },
+    "lint": {"cli"},  # the `python -m omg.lint` shim
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+#: Modules that must do no I/O at all: the pure core.
 PURE = (
     "graph/model.py",
     "graph/build.py",
-    "schedule.py",
-    "state/fold.py",
     "graph/placeholders.py",
     "graph/durations.py",
     "graph/findings.py",
+    "schedule.py",
+    "state/fold.py",
+    "state/records.py",
+    "kinds.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
 
-def imports(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    rel_parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if rel_parts[-1] == "__init__" and len(rel_parts) > 1:
+        rel_parts.pop()
+    return ".".join(rel_parts)
+
+
+@cache
+def imports(path: Path) -> frozenset[str]:
+    """Every module ``path`` imports, at the top or inside a function (absolute names)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -30,7 +83,19 @@ def imports(path: Path) -> set[str]:
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module)
-    return out
+            # `from omg.cli import runs` imports the module omg.cli.runs
+            out.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return frozenset(out)
+
+
+def omg_imports(path: Path) -> set[str]:
+    known = {module_name(p) for p in MODULES}
+    return {m for m in imports(path) if m in known and m not in (module_name(path), "omg")}
+
+
+def layer(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
 
 
 def rel(path: Path) -> str:
@@ -38,7 +103,42 @@ def rel(path: Path) -> str:
 
 
 def test_the_package_has_modules_to_check() -> None:
-    assert len(MODULES) > 20
+    assert len(MODULES) > 40
+    assert {layer(module_name(p)) for p in MODULES} <= set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=rel)
+def test_each_module_imports_only_the_layers_beneath_it(path: Path) -> None:
+    own = layer(module_name(path))
+    allowed = MAY_IMPORT[own] | {own}
+    wrong = sorted(m for m in omg_imports(path) if layer(m) not in allowed)
+    assert not wrong, f"{rel(path)} (layer {own}) imports {wrong}; it may use {sorted(allowed)}"
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    graph = {module_name(p): omg_imports(p) for p in MODULES}
+    # A package's __init__ re-exports its modules; importing them back from the package is fine
+    # in Python, so the edge package → submodule is not followed.
+    for name, deps in graph.items():
+        graph[name] = {d for d in deps if not d.startswith(name + ".")}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                cycle = [*path[path.index(dep) :], dep]
+                raise AssertionError("import cycle: " + " → ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)
@@ -48,16 +148,51 @@ def test_only_the_git_package_imports_pygit2(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)
-def test_only_the_github_module_reads_github_variables(path: Path) -> None:
-    text = path.read_text()
+def test_only_the_github_package_reads_github_variables(path: Path) -> None:
     if rel(path).startswith("omg/github/"):
         return
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             var = re.fullmatch(r"GITHUB_[A-Z_]+", node.value)
-            assert var is None or node.value == "GITHUB_TOKEN", (
-                f"{rel(path)} names {node.value}; read GITHUB_* in omg/github.py only"
-            )
+            assert var is None, f"{rel(path)} names {node.value}; read GITHUB_* in omg/github/"
+
+
+def _prints_or_exits(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call):
+        fn = node.func
+        if isinstance(fn, ast.Name) and fn.id in ("print", "exit", "quit"):
+            return f"{fn.id}()"
+        if isinstance(fn, ast.Attribute):
+            owner = ast.unparse(fn.value)
+            if fn.attr in ("exit", "_exit") and owner in ("sys", "os"):
+                return f"{owner}.{fn.attr}()"
+            if fn.attr == "write" and owner in ("sys.stdout", "sys.stderr"):
+                return f"{owner}.write()"
+            if fn.attr == "Exit" and owner == "typer":
+                return "typer.Exit"
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if isinstance(exc, ast.Name) and exc.id == "SystemExit":
+            return "raise SystemExit"
+    return None
+
+
+@pytest.mark.parametrize("path", MODULES, ids=rel)
+def test_only_the_cli_prints_or_picks_exit_codes(path: Path) -> None:
+    if rel(path).startswith("omg/cli/"):
+        return
+    found = {
+        f"{what} at line {getattr(node, 'lineno', '?')}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (what := _prints_or_exits(node)) is not None
+    }
+    assert not found, f"{rel(path)}: {sorted(found)}; only omg/cli/ prints or exits"
+
+
+def test_the_print_check_can_see_a_print() -> None:
+    assert _prints_or_exits(ast.parse("print('x')").body[0].value) == "print()"  # type: ignore[attr-defined]
+    assert _prints_or_exits(ast.parse("raise SystemExit(3)").body[0]) == "raise SystemExit"
+    assert _prints_or_exits(ast.parse("sys.stderr.write('x')").body[0].value) is not None  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("name", PURE)
@@ -70,7 +205,7 @@ def test_pure_modules_do_no_io(name: str) -> None:
 def test_only_the_chokepoint_starts_processes(path: Path) -> None:
     if rel(path) == "omg/runners/process.py":
         return
-    assert "subprocess" not in imports(path), f"{rel(path)} imports subprocess; use omg.proc.spawn"
+    assert "subprocess" not in imports(path), f"{rel(path)} imports subprocess; use spawn"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)
@@ -78,3 +213,16 @@ def test_every_module_opens_with_a_one_line_docstring(path: Path) -> None:
     doc = ast.get_docstring(ast.parse(path.read_text()))
     assert doc, f"{rel(path)} has no module docstring"
     assert doc.splitlines()[0].strip(), f"{rel(path)}: the first docstring line names the module"
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MODULES if p.name == "__init__.py" and p.parent != PACKAGE], ids=rel
+)
+def test_every_package_names_its_public_names(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    names = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+    ]
+    assert names, f"{rel(path)} has no __all__: say what the package offers"

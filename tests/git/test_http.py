@@ -19,7 +19,7 @@ from conftest import (
 
 from omg.errors import GitError
 from omg.git import RunRepo, open_repo
-from omg.github import server_host
+from omg.github import git_tokens
 
 RUN_REF = "refs/heads/omg/runs/r1"
 
@@ -27,7 +27,7 @@ RUN_REF = "refs/heads/omg/runs/r1"
 def _leg(path: Path, http_remote: GitHttpServer, **env: str) -> RunRepo:
     """A leg whose GitHub server (GITHUB_SERVER_URL) is the loopback server."""
     server = http_remote.url.rsplit("/", 1)[0]
-    found = open_repo(path, env=env, github_host=server_host({"GITHUB_SERVER_URL": server}))
+    found = open_repo(path, env={}, tokens=git_tokens({"GITHUB_SERVER_URL": server, **env}))
     assert found is not None
     return found
 
@@ -69,7 +69,7 @@ def test_push_and_fetch_with_github_token(
 def test_omg_git_token_works_for_any_host(
     user: UserCheckout, http_remote: GitHttpServer, committed: str
 ) -> None:
-    leg = open_repo(user.path, env={"OMG_GIT_TOKEN": TOKEN})
+    leg = open_repo(user.path, env={}, tokens=git_tokens({"OMG_GIT_TOKEN": TOKEN}))
     assert leg is not None
     leg.push(http_remote.url, [RUN_REF])  # a URL remote, not a configured name
     assert leg.remote_run_head(http_remote.url, "r1") == committed
@@ -101,7 +101,7 @@ def test_a_wrong_token_is_refused_once_not_retried_forever(
 def test_github_token_is_never_offered_to_another_host(
     user: UserCheckout, http_remote: GitHttpServer, committed: str
 ) -> None:
-    leg = open_repo(user.path, env={"GITHUB_TOKEN": TOKEN})  # GITHUB_SERVER_URL: github.com
+    leg = open_repo(user.path, env={}, tokens=git_tokens({"GITHUB_TOKEN": TOKEN}))  # github.com
     assert leg is not None
     with pytest.raises(GitError, match=r"no token is available"):
         leg.push("origin", [RUN_REF])
@@ -131,7 +131,7 @@ def test_a_shallow_ci_checkout_resumes_a_run_and_pushes_its_lanes(
     user.repo.remotes.create("origin", http_remote.url)
     commit_files(user.repo, {"b.txt": "b\n"}, "second")
     env = {"OMG_GIT_TOKEN": TOKEN}
-    leg = open_repo(user.path, env=env)
+    leg = open_repo(user.path, env={}, tokens=git_tokens(env))
     assert leg is not None
     leg.push("origin", ["main"])
     first = leg.commit_run_dir(
@@ -148,7 +148,7 @@ def test_a_shallow_ci_checkout_resumes_a_run_and_pushes_its_lanes(
         http_remote.url, str(tmp_path / "ci"), depth=1, callbacks=auth
     )
     assert shallow.is_shallow
-    ci = open_repo(tmp_path / "ci", env=env)
+    ci = open_repo(tmp_path / "ci", env={}, tokens=git_tokens(env))
     assert ci is not None
     ci.fetch(
         "origin", ["omg/runs/r1", "+refs/heads/omg/work/r1/*:refs/remotes/origin/omg/work/r1/*"]
