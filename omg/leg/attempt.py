@@ -18,6 +18,7 @@ from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
 from omg.runners.process import Spawner, child_env
 from omg.state import NO_RECORD
+from omg.state.events import EventFields
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
@@ -29,7 +30,7 @@ class Workspace(Protocol):
 
     def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path: ...
 
-    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+    def settle(self, node: Node, verdict: str, round_: int) -> EventFields:
         """Record what the node changed (a worktree commit); extra fields for its event."""
         ...
 

@@ -17,6 +17,7 @@ from omg.graph.model import Node
 from omg.leg.workspace import LocalWorkspace
 from omg.schedule import LegResult
 from omg.state import LaneRecord
+from omg.state.events import EventFields
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
@@ -53,7 +54,7 @@ class GitWorkspace(LocalWorkspace):
                 self.wants_push = self.wants_push or node.worktree.push
             return wt.path
 
-    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+    def settle(self, node: Node, verdict: str, round_: int) -> EventFields:
         if node.worktree is None or node.worktree.name not in self.lanes:
             return {}
         with self.lock:
@@ -81,7 +82,7 @@ class RunCommits:
         self.head: str | None = None
         self.warned = False
 
-    def before_leg(self, rec: Recorder) -> dict[str, str]:
+    def before_leg(self, rec: Recorder) -> EventFields:
         """Compare-and-swap: note the state commit this leg starts from; refuse a moved run."""
         self.head = self.repo.run_head(self.run_id)
         self.workspace.recorded = dict(rec.state["worktrees"])

@@ -8,6 +8,7 @@ from omg.errors import Hint, StateError
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.state import NO_RECORD, State
+from omg.state.events import EventKind
 from omg.state.recorder import Recorder
 
 
@@ -55,7 +56,7 @@ def refuse_paused(state: State) -> StateError:
 
 def record(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None:
     """Record the decision (who, why, the state it judged), then deliver its verdict."""
-    kind = "gate_approved" if d.approve else "gate_rejected"
+    kind: EventKind = "gate_approved" if d.approve else "gate_rejected"
     rec.emit(kind, node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
     deliver(rec, graph, d)
 

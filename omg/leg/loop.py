@@ -14,6 +14,7 @@ from omg.graph.model import Graph, Node
 from omg.leg.attempt import Context, Result, execute
 from omg.schedule import LegResult
 from omg.state import State
+from omg.state.events import EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
 Stop = Literal["halt", "gate", "leg_budget"]
@@ -201,29 +202,31 @@ class Leg:
     def _settle(self, res: Result) -> None:
         rec = self.ctx.recorder
         rd = self.ctx.rundir
-        common = dict(
-            node_id=res.node_id,
-            round=res.round or None,
-            cost_usd=res.cost_usd,
-            cost_unknown=res.cost_unknown or None,
-            usage=dict(res.usage) or None,
-            session_id=res.session_id,
-            duration_s=round(res.duration_s, 3),
-            retries=res.retries or None,
-        )
         node = self.graph.node(res.node_id)
         verdict = "PASS" if res.passed else "FAIL"
-        common.update(self.ctx.workspace.settle(node, verdict, res.round))
+        # What every record of this execution carries; a node_retried leaves out the last two.
+        spent: EventFields = {
+            "node_id": res.node_id,
+            "round": res.round or None,
+            "cost_usd": res.cost_usd,
+            "cost_unknown": res.cost_unknown or None,
+            "usage": dict(res.usage) or None,
+            "session_id": res.session_id,
+        }
+        spent.update(self.ctx.workspace.settle(node, verdict, res.round))
+        common = spent.copy()
+        common["duration_s"] = round(res.duration_s, 3)
+        common["retries"] = res.retries or None
         if res.passed:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
             rd.failed(res.node_id).unlink(missing_ok=True)
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
             rec.emit(
                 "node_passed",
+                common,
                 verdict="PASS",
                 provenance=res.provenance,
                 detail=detail or None,
-                **common,
             )
             self._hook(res.node_id, "PASS", res.round)
             return
@@ -232,10 +235,10 @@ class Leg:
         if res.deferred:  # not final: the spend is recorded, the next leg runs the node again
             rec.emit(
                 "node_retried",
+                spent,
                 reason="leg_budget",
                 cause=res.cause,
                 detail=res.detail,
-                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
             )
             self.stop = "leg_budget"
             self._hook(res.node_id, "", res.round)
@@ -248,13 +251,13 @@ class Leg:
         )
         if decision.action == "fire":
             rd.write_payload(rd.feedback(res.node_id), res.payload)
-            common["round"] = decision.round
+            spent["round"] = decision.round
             rec.emit(
                 "node_retried",
+                spent,
                 reason="feedback",
                 cause=res.cause,
                 detail=decision.detail,
-                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
             )
             self._hook(res.node_id, "", decision.round)
             return
@@ -269,20 +272,20 @@ class Leg:
             rd.write_payload(rd.feedback(res.node_id), res.payload)
             rec.emit(
                 "node_retried",
+                spent,
                 reason="exhausted",
                 cause=res.cause,
                 detail=detail,
-                **{k: v for k, v in common.items() if k not in ("duration_s", "retries")},
             )
             self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
             return
         rec.emit(
             "node_failed",
+            common,
             verdict="FAIL",
             cause=res.cause,
             judged=res.judged,
             detail=detail,
-            **common,
         )
         self._hook(res.node_id, "FAIL", res.round)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
@@ -25,6 +25,7 @@ from omg.runners import Runner, default_runners
 from omg.runners.process import Spawner, spawn
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
+from omg.state.events import EventFields
 from omg.state.recorder import Listener, Recorder
 from omg.state.store import RunDir, catch_up, load_run
 
@@ -97,9 +98,12 @@ def start_run(
     try:
         rec = Recorder(rundir, empty_state(), leg=1)
         sha = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
-        start = dict(
-            graph=dict(graph.data), graph_source=str(source), graph_sha256=sha, inputs=inputs
-        )
+        start: EventFields = {
+            "graph": dict(graph.data),
+            "graph_source": str(source),
+            "graph_sha256": sha,
+            "inputs": inputs,
+        }
         result = _run_leg(graph, rec, env, opts, inputs, start, [])
         return LegEnd(rid, result, rec.state, graph)
     finally:
@@ -142,10 +146,11 @@ def resume_run(
                     f"run {run_id!r} failed at {', '.join(failed)}",
                     hint=Hint("retry_failed", run_id),
                 )
-        start: dict[str, Any] = {}
+        start: EventFields = {}
         if retry_failed:
             rearm = schedule.rearm(graph, state["nodes"], state["gates"])
-            start = {"retry_failed": True, "rearm": list(rearm.nodes)}
+            start["retry_failed"] = True
+            start["rearm"] = list(rearm.nodes)
             if rearm.gates:
                 start["forget_gates"] = list(rearm.gates)
             if not abandoned and not _has_work_after(graph, state, start):
@@ -166,7 +171,7 @@ def _run_leg(
     env: Environment,
     opts: LegOptions,
     inputs: Mapping[str, str],
-    start: dict[str, Any],
+    start: EventFields,
     given: list[Decision],
 ) -> LegResult:
     commits = env.commits
@@ -190,9 +195,9 @@ def _run_leg(
     for listener in env.listeners:
         rec.listen(listener)
     if commits is not None:
-        start = {**start, **commits.before_leg(rec)}
+        start.update(commits.before_leg(rec))
     judged = rec.ref()  # what the human looked at: the state before this leg's first event
-    rec.emit("run_started", **start)
+    rec.emit("run_started", start)
     for d in given:
         decisions.record(rec, graph, d, judged)
     for d in decisions.undelivered(graph, rec.state):  # recorded, so never asked again: applied
@@ -210,7 +215,7 @@ def _run_leg(
     return result
 
 
-def _has_work_after(graph: Graph, state: State, start: Mapping[str, Any]) -> bool:
+def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:
     """Whether the run_started ``start`` would leave anything to run (folded on a copy)."""
     probe = fold([], state)
     event = {"event": "run_started", "seq": state["seq"] + 1, "leg": len(state["legs"]) + 1}

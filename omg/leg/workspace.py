@@ -6,6 +6,7 @@ from pathlib import Path
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.graph.model import Node
+from omg.state.events import EventFields
 
 
 class LocalWorkspace:
@@ -19,7 +20,7 @@ class LocalWorkspace:
         self.root = root
         self.run_id = run_id
 
-    def settle(self, node: Node, verdict: str, round_: int) -> dict[str, str]:
+    def settle(self, node: Node, verdict: str, round_: int) -> EventFields:
         return {}
 
     def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
+from omg.state.events import EventFields, EventKind
 from omg.state.fold import EVENT_SCHEMA, apply
 from omg.state.records import State
 from omg.state.store import RunDir
@@ -44,7 +45,10 @@ class Recorder:
     def listen(self, fn: Listener) -> None:
         self._listeners.append(fn)
 
-    def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+    def emit(
+        self, event: EventKind, fields: EventFields | None = None, /, **more: Unpack[EventFields]
+    ) -> dict[str, Any]:
+        """Append one event (``fields`` then ``more``; None values left out), fold it, return it."""
         with self._lock:
             ev: dict[str, Any] = {
                 "schema": EVENT_SCHEMA,
@@ -54,7 +58,7 @@ class Recorder:
                 "leg": self.leg,
                 "event": event,
             }
-            ev.update({k: v for k, v in fields.items() if v is not None})
+            ev.update({k: v for k, v in {**(fields or {}), **more}.items() if v is not None})
             self.rundir.append_event(ev)
             self._last_seq = ev["seq"]
             apply(self.state, ev)

@@ -1,0 +1,61 @@
+"""Events: the closed set of kinds and the typed fields an event may carry (event.schema.json).
+
+``Recorder.emit(kind, **fields)`` is typed by ``EventFields``: a misspelt field, a cause outside
+the closed set or a wrong value type is a mypy error at the call site, not a schema failure
+found later in events.jsonl. A field given as None is left out of the line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, get_args
+
+from omg.kinds import Cause, Outcome, Provenance
+
+EventKind = Literal[
+    "run_started",
+    "node_started",
+    "node_retried",
+    "node_passed",
+    "node_failed",
+    "gate_paused",
+    "gate_approved",
+    "gate_rejected",
+    "run_finished",
+]
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
+
+
+class EventFields(TypedDict, total=False):
+    """Every field an event may carry beside its envelope (schema, seq, ts, run_id, leg, event)."""
+
+    node_id: str
+    round: int | None
+    session_id: str | None
+    cost_usd: float
+    cost_unknown: bool | None
+    usage: dict[str, int] | None
+    duration_s: float
+    retries: int | None
+    detail: str | None
+    verdict: Literal["PASS", "FAIL"]
+    provenance: Provenance | None
+    cause: Cause | None
+    judged: bool
+    reason: str | None
+    declarer: str | None
+    description: str | None
+    by: str
+    graph: dict[str, Any]
+    graph_source: str
+    graph_sha256: str
+    inputs: dict[str, str]
+    retry_failed: bool
+    rearm: list[str]
+    forget_gates: list[str]
+    outcome: Outcome
+    paused_at: str | None
+    base: str
+    state_ref: str
+    worktree: str  # a settled node's lane, its branch and head: restored exactly from them
+    worktree_branch: str
+    worktree_commit: str
