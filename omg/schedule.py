@@ -166,7 +166,7 @@ class FeedbackDecision:
 def judge_feedback(
     graph: Graph, records: Records, node_id: str, cause: Cause, judged: bool, hops: int
 ) -> FeedbackDecision:
-    """Whether a failure fires the node's arc (ADR 0010): judgment causes only, bounded twice."""
+    """Whether a failure fires the node's arc: judgment causes only, bounded twice."""
     fb = graph.node(node_id).feedback
     if fb is None or not judged or cause not in JUDGMENT_CAUSES:
         return FeedbackDecision("none")

@@ -71,7 +71,7 @@ def _reach(
     body: tuple[str, ...],
     quoted: set[str],
 ) -> Iterator[Finding]:
-    """ADR 0010's fan-in advisory: a producer the declarer judges that no round can redo."""
+    """The fan-in reach advisory: a producer the declarer judges that no round can redo."""
     node = graph.by_id[declarer]
     if not body or node.feedback is None or len(node.depends_on) < 2:
         return

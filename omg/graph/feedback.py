@@ -1,4 +1,4 @@
-"""Feedback arcs: ADR 0010's load rules for a `feedback: {rerun, max}` declaration."""
+"""Feedback arcs: the load rules for a `feedback: {rerun, max}` declaration."""
 
 from __future__ import annotations
 

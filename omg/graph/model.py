@@ -93,7 +93,7 @@ class Retry:
 
 @dataclass(frozen=True)
 class Feedback:
-    """A bounded re-run arc from a declarer back to an ancestor (ADR 0010)."""
+    """A bounded re-run arc from a declarer back to an ancestor."""
 
     rerun: str
     max: int

@@ -264,7 +264,7 @@ def _result(node: Node, round_: int, out: Output, j: Judgment, retries: int, sid
 
 
 def quote_attempt(reply: str) -> str:
-    """One fenced quote of the attempt a retry repeats; the check itself is withheld (ADR 0020)."""
+    """One fenced quote of the attempt a retry repeats; the check itself is withheld."""
     data = reply.encode()
     if len(data) > QUOTE_LIMIT:
         half = QUOTE_LIMIT // 2

@@ -1,4 +1,4 @@
-"""Feedback arcs (ADR 0010) end to end: rounds, payloads, exhaustion, env failures, the hop cap."""
+"""Feedback arcs end to end: rounds, payloads, exhaustion, env failures, the hop cap."""
 
 from __future__ import annotations
 
