@@ -179,8 +179,10 @@ def judge_feedback(
     if hops >= graph.max_hops:
         detail = (
             f"hop cap reached: the run already re-entered feedback loops {hops} time(s) "
-            f"(max_hops: {graph.max_hops}); {arc} does not fire again: {cause} — raise max_hops "
-            "in the graph if the loops are converging, or fix what keeps them looping"
+            f"(max_hops: {graph.max_hops}); {arc} does not fire again: {cause} — a human decision "
+            "resets the count (`omg resume --retry-failed` buys the loops a fresh max_hops); a "
+            "run keeps the graph it started with, so a higher max_hops needs a new run from an "
+            "edited graph"
         )
         return FeedbackDecision("hop_cap", spent, detail)
     k = spent + 1

@@ -39,6 +39,9 @@ MaxMinutes = Annotated[
 MaxNodes = Annotated[
     int | None, typer.Option("--max-nodes", min=0, help="At most N node executions this leg.")
 ]
+ByNode = Annotated[
+    bool, typer.Option("--by-node", help="Ledger: one row per node instead of per execution.")
+]
 NoCommit = Annotated[bool, typer.Option("--no-commit", help="Do not commit the run to git.")]
 Push = Annotated[
     str | None,
@@ -99,6 +102,7 @@ def run(
     push: Push = None,
     no_commit: NoCommit = False,
     base: Annotated[str, typer.Option("--base", help="Worktree base ref.")] = "HEAD",
+    by_node: ByNode = False,
 ) -> None:
     """Start a run: its first leg."""
     from omg.cli import runs as commands
@@ -118,6 +122,7 @@ def run(
             push=push,
             commit=not no_commit,
             base=base,
+            by_node=by_node,
         )
     )
 
@@ -141,6 +146,7 @@ def resume(
     ] = None,
     push: Push = None,
     no_commit: NoCommit = False,
+    by_node: ByNode = False,
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
@@ -166,6 +172,7 @@ def resume(
             fetch=fetch,
             push=push,
             commit=not no_commit,
+            by_node=by_node,
         )
     )
 
@@ -174,11 +181,12 @@ def resume(
 def status(
     run_id: Annotated[str | None, typer.Argument(help="One run in detail.")] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
+    by_node: ByNode = False,
 ) -> None:
     """List runs with their derived status, or show one run's ledger."""
     from omg.cli import status as st
 
-    print(st.show(runs_dir, run_id))
+    print(st.show(runs_dir, run_id, by_node=by_node))
 
 
 @app.command()

@@ -1,12 +1,48 @@
-"""The ledger: the end-of-leg table of every node's verdict, round, attempts, cost and detail."""
+"""The ledger table: one row per execution (or, ``--by-node``, per node), and the totals line."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from omg.graph.durations import format_duration
 from omg.graph.model import Graph
-from omg.state import NodeRecord, State
+from omg.state import Event, NodeRecord, State
+from omg.state.ledger import Ledger, Limits, ledger
 
 COLUMNS = ("NODE", "VERDICT", "ROUND", "TRIES", "COST", "TIME", "DETAIL")
+EXECUTION_COLUMNS = ("NODE", "LEG", "VERDICT", "ROUND", "TRIES", "COST", "TIME", "DETAIL")
+DETAIL_WIDTH = 90
+
+
+def limits(graph: Graph) -> Limits:
+    """Each body node's loop max and each node's retry max: what a row's detail counts up to."""
+    rounds = {}
+    for nid, owner in graph.body_owner.items():
+        fb = graph.node(owner).feedback
+        if fb is not None:
+            rounds[nid] = fb.max
+    return Limits(rounds, {n.id: n.retry.max for n in graph.nodes if n.retry.max})
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= DETAIL_WIDTH else text[: DETAIL_WIDTH - 1] + "…"
+
+
+def _cost(usd: float, unknown: bool) -> str:
+    return "unknown" if unknown else f"${usd:.4f}"
+
+
+def execution_rows(graph: Graph, book: Ledger) -> list[tuple[str, ...]]:
+    """One row per execution in the order they started, then every node that never ran."""
+    out: list[tuple[str, ...]] = []
+    for r in book.rows:
+        verdict = f"PASS ({r.provenance})" if r.verdict == "PASS" and r.provenance else r.verdict
+        took = format_duration(float(r.duration_s)) if r.duration_s is not None else ""
+        row = (r.node_id, str(r.leg), verdict, str(r.round), str(r.attempts))
+        out.append((*row, _cost(r.cost_usd, r.cost_unknown), took, _clip(r.detail)))
+    ran = {r.node_id for r in book.rows}
+    out += [(nid, "", "-", "", "", "", "", "") for nid in graph.topo_order if nid not in ran]
+    return out
 
 
 def verdict_cell(rec: NodeRecord | None) -> str:
@@ -27,9 +63,7 @@ def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
             out.append((nid, "-", "", "", "", "", ""))
             continue
         cost = "unknown" if rec.get("cost_unknown") else f"${rec.get('cost_usd', 0.0):.4f}"
-        detail = str(rec.get("detail") or "")
-        if len(detail) > 90:
-            detail = detail[:89] + "…"
+        detail = _clip(str(rec.get("detail") or ""))
         out.append(
             (
                 nid,
@@ -44,26 +78,34 @@ def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
     return out
 
 
-def render(graph: Graph, state: State) -> str:
-    """A fixed-width table with a total line and a count of retries, rounds and send-backs."""
-    body = rows(graph, state)
-    widths = [max(len(r[i]) for r in [COLUMNS, *body]) for i in range(len(COLUMNS))]
+def _table(columns: tuple[str, ...], body: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [columns, *body]) for i in range(len(columns))]
 
     def line(r: tuple[str, ...]) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
 
     rule = "-" * len(line(tuple("x" * w for w in widths)))
-    out = [f"Run {state['run_id']} — {len(graph.nodes)} node(s)", line(COLUMNS), rule]
-    out += [line(r) for r in body]
-    out.append(rule)
-    nodes = state["nodes"].values()
-    retries = sum(int(r.get("retries", 0)) for r in nodes)
+    return [line(columns), rule, *(line(r) for r in body), rule]
+
+
+def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool = False) -> str:
+    """The ledger table and its totals line: every execution's row, or one row per node.
+
+    The total is the sum of the execution rows, which equals the sum of the per-node costs in
+    state.json (each event's cost lands in exactly one row and one record).
+    """
+    book = ledger(events, limits(graph))
+    if by_node:
+        table = _table(COLUMNS, rows(graph, state))
+    else:
+        table = _table(EXECUTION_COLUMNS, execution_rows(graph, book))
+    head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
-    total = f"${state['cost_usd']:.4f}"
-    if any(r.get("cost_unknown") for r in nodes):
+    total = f"${book.total_usd:.4f}"
+    if book.cost_unknown:
         total = f"unknown (known subtotal {total})"
-    out.append(
-        f"TOTAL COST: {total}   retries: {retries}   feedback rounds: {state['hops']}   "
-        f"send-backs: {rejected}"
+    totals = (
+        f"TOTAL COST: {total}   retries: {book.retries}   "
+        f"feedback rounds: {book.feedback_rounds}   send-backs: {rejected}"
     )
-    return "\n".join(out)
+    return "\n".join([head, *table, totals])

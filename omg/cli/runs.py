@@ -18,6 +18,7 @@ from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run, start_run
 from omg.state import NO_RECORD, State
+from omg.state.store import RunDir
 
 
 def _os_user() -> str:
@@ -35,10 +36,11 @@ def _environment(runs_dir: Path, progress: Progress) -> Environment:
     return Environment(runs_dir=runs_dir, root=Path.cwd(), listeners=[progress], warn=_warn)
 
 
-def _report(end: LegEnd) -> int:
+def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
     run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
+    events = RunDir(runs_dir / run_id).read_events()
     print()
-    print(ledger.render(graph, state))
+    print(ledger.render(graph, state, events, by_node=by_node))
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}")
         return {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)
@@ -95,6 +97,7 @@ def run(
     push: str | None,
     commit: bool,
     base: str,
+    by_node: bool = False,
 ) -> int:
     from omg.graph.load import load_graph, resolve_inputs
     from omg.leg.start import new_run_id
@@ -108,7 +111,7 @@ def run(
         opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
         print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
-    return _report(end)
+    return _report(end, runs_dir, by_node)
 
 
 def resume(
@@ -126,6 +129,7 @@ def resume(
     fetch: str | None,
     push: str | None,
     commit: bool,
+    by_node: bool = False,
 ) -> int:
     from omg.github import actor
 
@@ -149,14 +153,24 @@ def resume(
         _attach_git(env, run_id, commit=commit, push=push)
         print(f"Resuming run {run_id!r}", file=sys.stderr)
         end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
-    return _report(end)
+    return _report(end, runs_dir, by_node)
 
 
 def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
-    from omg.graph.load import load_graph
+    """Every invocation rendered, then the advisories `omg lint` gives for the same file."""
+    from omg.cli.lint import ordered
+    from omg.graph.load import check_file, load_graph
     from omg.leg.dryrun import render_plan
 
-    print(render_plan(load_graph(path), path, inputs))
+    graph, found = check_file(path)
+    if graph is None:
+        load_graph(path)  # raises the refusal that lists every error
+        raise AssertionError("unreachable: an invalid graph is refused")
+    print(render_plan(graph, path, inputs))
+    advisories = [f for f in ordered(found) if f.severity != "error"]
+    if advisories:
+        print("\nadvisories (as `omg lint` gives them):")
+        print("\n".join(f.as_text() for f in advisories))
     return exits.PASSED
 
 

@@ -55,7 +55,7 @@ def _load(rundir: RunDir) -> State:
     return load_run(rundir)[0]
 
 
-def show(runs_dir: Path, run_id: str | None) -> str:
+def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
     if run_id is not None:
         rundir = RunDir(runs_dir / run_id)
         if not rundir.exists():
@@ -63,8 +63,9 @@ def show(runs_dir: Path, run_id: str | None) -> str:
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
+        table = ledger.render(graph, state, rundir.read_events(), by_node=by_node)
         return (
-            f"{ledger.render(graph, state)}\n\nstatus: {derived} "
+            f"{table}\n\nstatus: {derived} "
             f"({len(state['legs'])} leg(s))\nnext: {next_line(state, derived)}"
         )
     rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]

@@ -72,7 +72,6 @@ class Result:
     session_id: str | None = None
     duration_s: float = 0.0
     retries: int = 0
-    started: bool = True  # False when it failed before any attempt (no node_started)
     deferred: bool = False  # a retry the leg's time budget could not hold; the next leg runs it
 
 
@@ -123,25 +122,21 @@ def execute(
         verify_cmd = r.text(v.command, shell=True) if v is not None else None
         verify_cwd = (cwd / r.text(v.cwd)) if v is not None and v.cwd is not None else cwd
     except (ResolveError, OSError, ValueError) as exc:
+        _start(ctx, node, round_, None, on_started)  # every terminal event follows a start
         return Result(
-            node_id=node.id,
-            round=round_,
-            passed=False,
-            cause="run_error",
-            detail=str(exc),
-            started=False,
+            node_id=node.id, round=round_, passed=False, cause="run_error", detail=str(exc)
         )
 
     runtime_name = "shell" if node.kind == "shell" else node.runtime
     runner = ctx.runners.get(runtime_name)
     if runner is None:
         have = ", ".join(sorted(r for r in ctx.runners if r != "shell")) or "none"
+        _start(ctx, node, round_, None, on_started)
         return Result(
             node_id=node.id,
             round=round_,
             passed=False,
             cause="run_error",
-            started=False,
             detail=(
                 f'node "{node.id}" asks for runtime {runtime_name!r}, which this omg does not '
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
@@ -157,11 +152,7 @@ def execute(
         if prev is not None and prev[1].judged and node.kind == "agent":
             text = base + quote_attempt(prev[0].result)
         if attempt == 1:
-            ctx.recorder.emit(
-                "node_started", node_id=node.id, round=round_ or None, session_id=resume or session
-            )
-            if on_started is not None:
-                on_started()
+            _start(ctx, node, round_, resume or session, on_started)
         else:
             assert prev is not None
             ctx.recorder.emit(
@@ -220,6 +211,18 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _start(
+    ctx: Context,
+    node: Node,
+    round_: int,
+    session: str | None,
+    on_started: Callable[[], None] | None,
+) -> None:
+    ctx.recorder.emit("node_started", node_id=node.id, round=round_ or None, session_id=session)
+    if on_started is not None:
+        on_started()
 
 
 def _sessions(ctx: Context, node: Node, attempt: int) -> tuple[str | None, str | None]:

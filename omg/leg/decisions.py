@@ -57,7 +57,7 @@ def refuse_paused(state: State) -> StateError:
 def record(rec: Recorder, graph: Graph, d: Decision, ref: str) -> None:
     """Record the decision (who, why, the state it judged), then deliver its verdict."""
     kind: EventKind = "gate_approved" if d.approve else "gate_rejected"
-    rec.emit(kind, node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref)
+    rec.emit(kind, node_id=d.gate, by=d.by, reason=d.reason or None, state_ref=ref, hops_reset=True)
     deliver(rec, graph, d)
 
 
@@ -69,6 +69,14 @@ def deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
         target = d.gate[: -len(EXHAUSTED_GATE_SUFFIX)]
         rnd = int(rec.state["nodes"].get(target, NO_RECORD).get("round", 0))
     why = f": {d.reason}" if d.reason else ""
+    if d.approve and target != d.gate:
+        # Accepting an exhausted loop's work as it stands: its last reply becomes the artifact,
+        # so dependants can use {{ artifacts.<declarer> }} like any passed node's.
+        rd = rec.rundir
+        last = rd.failed(target)
+        reply = last.read_text(encoding="utf-8") if last.exists() else ""
+        rd.write_payload(rd.artifact(target), reply)
+        last.unlink(missing_ok=True)
     if d.approve:
         rec.emit(
             "node_passed",

@@ -76,7 +76,7 @@ def _verify(
     if res.error is not None and res.exit_code != v.expect_exit:
         # could not start, or an environment failure (exit 126/127, "command not found")
         return Judgment(False, "run_error", False, detail=f"{head}: {res.detail}")
-    evidence = f"`{command}` failed. Its output:\n\n{tail(res.result, 4000)}"
+    evidence = _evidence(outcome.result, command, res.exit_code, v.expect_exit, res.result)
     if res.exit_code != v.expect_exit:
         return Judgment(
             False,
@@ -96,3 +96,19 @@ def _verify(
             payload=evidence,
         )
     return Judgment(True, provenance="verified")
+
+
+EVIDENCE_TAIL = 4000
+
+
+def _evidence(reply: str, command: str, code: int | None, want: int, output: str) -> str:
+    """A failing verify's feedback payload: the reply first (the reviewer's own findings), then
+    the verify evidence, fenced so the re-run can tell the two apart."""
+    block = (
+        "--- omg: verify evidence ---\n"
+        f"command: {command}\n"
+        f"exit code: {code} (expected {want})\n"
+        f"output (last {EVIDENCE_TAIL} characters):\n{tail(output, EVIDENCE_TAIL)}\n"
+        "--- end of verify evidence ---"
+    )
+    return f"{reply.rstrip()}\n\n{block}" if reply.strip() else block

@@ -136,7 +136,7 @@ class Leg:
         try:
             return execute(self.ctx, node, round_, on_started=started.set)
         finally:
-            started.set()  # also when it failed before starting (no node_started)
+            started.set()  # also when it raised before its node_started
 
     def _pause_at(self, gate: str, declarer: str | None = None, detail: str | None = None) -> None:
         desc = ""
@@ -204,7 +204,7 @@ class Leg:
         rd = self.ctx.rundir
         node = self.graph.node(res.node_id)
         verdict = "PASS" if res.passed else "FAIL"
-        # What every record of this execution carries; a node_retried leaves out the last two.
+        # What every record of this execution carries; a node_retried leaves out the retries.
         spent: EventFields = {
             "node_id": res.node_id,
             "round": res.round or None,
@@ -212,10 +212,10 @@ class Leg:
             "cost_unknown": res.cost_unknown or None,
             "usage": dict(res.usage) or None,
             "session_id": res.session_id,
+            "duration_s": round(res.duration_s, 3),
         }
         spent.update(self.ctx.workspace.settle(node, verdict, res.round))
         common = spent.copy()
-        common["duration_s"] = round(res.duration_s, 3)
         common["retries"] = res.retries or None
         if res.passed:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
@@ -263,13 +263,15 @@ class Leg:
             return
         detail = res.detail
         if decision.action in ("exhausted", "hop_cap"):
+            # The latest verdict always wins: a round a human buys later (--retry-failed) starts
+            # from these findings, not from the round before them.
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
             detail = (
                 f"{decision.detail}: {res.detail}"
                 if decision.action == "exhausted"
                 else (f"{decision.detail}; {res.detail}")
             )
         if decision.gate is not None:
-            rd.write_payload(rd.feedback(res.node_id), res.payload)
             rec.emit(
                 "node_retried",
                 spent,

@@ -150,6 +150,7 @@ def resume_run(
         if retry_failed:
             rearm = schedule.rearm(graph, state["nodes"], state["gates"])
             start["retry_failed"] = True
+            start["hops_reset"] = True  # a human decision: the loops get a fresh hop budget
             start["rearm"] = list(rearm.nodes)
             if rearm.gates:
                 start["forget_gates"] = list(rearm.gates)

@@ -52,6 +52,7 @@ class EventFields(TypedDict, total=False):
     retry_failed: bool
     rearm: list[str]
     forget_gates: list[str]
+    hops_reset: bool
     outcome: Outcome
     paused_at: str | None
     base: str

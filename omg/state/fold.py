@@ -71,6 +71,8 @@ def _run_started(st: State, ev: Event) -> None:
     st["status"] = "running"
     if ev.get("retry_failed"):
         _clear_failed(st, ev)
+    if ev.get("hops_reset"):
+        st["hops"] = 0
 
 
 def _clear_failed(st: State, ev: Event) -> None:
@@ -221,6 +223,8 @@ def _gate_decided(st: State, ev: Event) -> None:
     }
     if st["paused_at"] == ev["node_id"]:
         st["paused_at"] = None
+    if ev.get("hops_reset"):  # a human decided: the loops get a fresh hop budget
+        st["hops"] = 0
 
 
 def _run_finished(st: State, ev: Event) -> None:

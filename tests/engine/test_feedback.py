@@ -241,7 +241,7 @@ def test_a_failing_verify_hands_its_evidence_to_the_rerun(
     fired = of(r.events(), "node_retried", "review")
     assert [(e["reason"], e["cause"]) for e in fired] == [("feedback", "verify_failed")]
     payload = (r.dir / "feedback" / "review.out").read_text()
-    assert "failed. Its output:" in payload
+    assert "--- omg: verify evidence ---" in payload and "exit code: 1 (expected 0)" in payload
     assert "count too low: 1" in payload
     assert "count too low: 1" in r.artifact("impl")
     assert state["nodes"]["review"]["provenance"] == "verified"

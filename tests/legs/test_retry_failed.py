@@ -80,7 +80,8 @@ def test_retry_failed_buys_a_fresh_set_of_rounds(cli: Cli, tmp_path: Path) -> No
     fired = [e["round"] for e in of_kind(evs, "node_retried", leg=3) if e["reason"] == "feedback"]
     assert fired == [1, 2]
     st = state(rd)
-    assert st["nodes"]["review"]["verdict"] == "FAIL" and st["hops"] == 4
+    # --retry-failed is a human decision: the hop count restarts, so leg 3 counts only its rounds
+    assert st["nodes"]["review"]["verdict"] == "FAIL" and st["hops"] == 2
 
 
 def test_retry_failed_keeps_a_loop_marker_and_continues_its_round(cli: Cli, tmp_path: Path) -> None:

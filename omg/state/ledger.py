@@ -1,0 +1,146 @@
+"""The ledger: one row per execution of a node, derived from the events (pure, graph-free).
+
+An execution is one ``node_started`` and everything up to the event that ends it: its retries
+(``node_retried`` reason ``retry``) ride along, and it ends with ``node_passed``,
+``node_failed`` or a ``node_retried`` that closes it (``feedback``: its arc fired;
+``exhausted``: its loop escalated to a gate; ``leg_budget``: deferred to the next leg). A gate
+decision, or a node refused before it could start, is an execution of no attempts. An
+execution still open when the stream ends was cut by a killed leg (or is running now). Every
+event that carries a cost belongs to exactly one row, so the rows' costs sum to the state's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from omg.state.records import Event
+
+RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "CUT", "RUNNING"]
+_CLOSING = {"feedback": "LOOPING", "exhausted": "AWAITING", "leg_budget": "DEFERRED"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the ledger needs to know of the graph: each body node's loop max and retry max."""
+
+    rounds: Mapping[str, int] = field(default_factory=dict)  # node → its loop's feedback.max
+    retries: Mapping[str, int] = field(default_factory=dict)  # node → retry.max
+
+
+@dataclass
+class Row:
+    """One execution: which node, in which leg and round, what it cost and how it ended."""
+
+    node_id: str
+    leg: int
+    round: int
+    attempts: int = 0
+    cost_usd: float = 0.0
+    cost_unknown: bool = False
+    duration_s: float | None = None
+    verdict: RowVerdict = "RUNNING"
+    provenance: str | None = None
+    cause: str | None = None
+    detail: str = ""
+    retries: int = 0
+
+
+@dataclass
+class Ledger:
+    """Every execution's row, in the order the executions started."""
+
+    rows: list[Row]
+
+    @property
+    def total_usd(self) -> float:
+        return round(sum(r.cost_usd for r in self.rows), 10)
+
+    @property
+    def cost_unknown(self) -> bool:
+        return any(r.cost_unknown for r in self.rows)
+
+    @property
+    def retries(self) -> int:
+        return sum(r.retries for r in self.rows)
+
+    @property
+    def feedback_rounds(self) -> int:
+        """Loop re-entries over the whole run (not reset by human decisions, unlike hops)."""
+        return sum(1 for r in self.rows if r.verdict == "LOOPING")
+
+    @property
+    def send_backs(self) -> int:
+        return sum(1 for r in self.rows if r.verdict == "FAIL" and r.detail.startswith("gate rej"))
+
+
+def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
+    """Fold the event stream into its execution rows."""
+    rows: list[Row] = []
+    open_: dict[str, Row] = {}
+    running = False
+    for ev in events:
+        kind = ev["event"]
+        nid = str(ev.get("node_id", ""))
+        if kind == "run_started":
+            for row in open_.values():  # a leg that died with these in flight
+                row.verdict = "CUT"
+                row.detail = row.detail or "the leg ended (killed?) before this execution did"
+            open_.clear()
+            running = True
+        elif kind == "run_finished":
+            running = False
+        elif kind == "node_started":
+            row = Row(nid, int(ev["leg"]), int(ev.get("round", 0) or 0))
+            open_[nid] = row
+            rows.append(row)
+        elif kind in ("node_retried", "node_passed", "node_failed"):
+            started = open_.get(nid)
+            row = started or _unstarted(rows, ev)
+            row.attempts += started is not None  # a decision or a refusal is no attempt
+            row.cost_usd = round(row.cost_usd + float(ev.get("cost_usd", 0.0) or 0.0), 10)
+            row.cost_unknown = row.cost_unknown or bool(ev.get("cost_unknown"))
+            reason = ev.get("reason")
+            if kind == "node_retried" and reason == "retry":
+                row.retries += 1
+                continue
+            open_.pop(nid, None)
+            row.duration_s = ev.get("duration_s")
+            row.cause = ev.get("cause")
+            row.detail = str(ev.get("detail") or "")
+            if kind == "node_passed":
+                row.verdict, row.provenance = "PASS", ev.get("provenance")
+            elif kind == "node_failed":
+                row.verdict = "FAIL"
+            else:
+                row.verdict = _CLOSING.get(str(reason), "FAIL")  # type: ignore[assignment]
+    if not running:
+        for row in open_.values():
+            row.verdict = "CUT"
+            row.detail = row.detail or "the leg ended (killed?) before this execution did"
+    for row in rows:
+        row.detail = _detail(row, limits)
+    return Ledger(rows)
+
+
+def _unstarted(rows: list[Row], ev: Event) -> Row:
+    """A row for a terminal event no start preceded: a gate's decision, a node never started."""
+    row = Row(str(ev["node_id"]), int(ev["leg"]), int(ev.get("round", 0) or 0))
+    rows.append(row)
+    return row
+
+
+def _detail(row: Row, limits: Limits) -> str:
+    """``feedback round k/N``, ``retry i/M``, then what the ending event said (without repeats)."""
+    parts = []
+    if row.round:
+        parts.append(f"feedback round {row.round}/{limits.rounds.get(row.node_id, row.round)}")
+    if row.retries:
+        parts.append(f"retry {row.retries}/{limits.retries.get(row.node_id, row.retries)}")
+    said = row.detail
+    if row.verdict == "LOOPING":  # its arc fired: the detail names the round it starts
+        said = said.replace("feedback round ", "fires round ", 1)
+    if said and said != f"feedback round {row.round}" and not said.startswith("passed after "):
+        parts.append(said)
+    return "; ".join(parts)
