@@ -74,7 +74,16 @@ nodes:
     out = cli("status", "r").stdout
     lines = out.splitlines()
     assert lines[0].startswith("Run r")
-    assert lines[1].split() == ["NODE", "LEG", "VERDICT", "ROUND", "TRIES", "COST", "TIME", "DETAIL"]
+    assert lines[1].split() == [
+        "NODE",
+        "LEG",
+        "VERDICT",
+        "ROUND",
+        "TRIES",
+        "COST",
+        "TIME",
+        "DETAIL",
+    ]
     assert any(ln.split()[:4] == ["build", "1", "PASS", "(exit-only)"] for ln in lines)
     assert "status: paused at gate ship-it (1 leg(s))" in out
     assert "omg resume r --approve ship-it" in out and "--reject ship-it" in out
