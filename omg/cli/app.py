@@ -5,10 +5,16 @@ Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fa
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
 from typing import Annotated, Literal, NoReturn, cast
+
+# Plain help and errors: typer's rich extras cost ~150 ms at every start (a pre-commit hook's
+# budget); set before typer is imported, it reaches no child (child environments are
+# allow-lists).
+os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
 
@@ -22,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where run directories live.")]

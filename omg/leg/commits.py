@@ -118,6 +118,7 @@ class RunCommits:
         self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {result.outcome}{why}")
 
     def _commit(self, rec: Recorder, message: str) -> None:
+        rec.flush()  # the commit holds state.json as the fold of the events it holds
         self.head = self.repo.commit_run_dir(
             self.run_id, rec.rundir.path, message, expect_parent=self.head
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import select
@@ -73,14 +74,14 @@ def spawn(
         _kill_group(proc.pid)
         more, _ = _drain(proc, time.monotonic() + 2)  # what the group wrote before dying
         for fd in (1, 2):
-            chunks[fd] += more[fd]
+            chunks[fd].add(more[fd].bytes())
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
-    out = b"".join(chunks[1])
-    err = b"".join(chunks[2])
+    out = chunks[1].bytes()
+    err = chunks[2].bytes()
     code = None if timed_out else proc.returncode
     return ProcResult(
         tuple(argv),
@@ -92,10 +93,47 @@ def spawn(
     )
 
 
-def _drain(proc: subprocess.Popen[bytes], deadline: float) -> tuple[dict[int, list[bytes]], bool]:
-    """Read stdout/stderr until EOF or ``deadline``: (chunks by fd number, reached EOF)."""
+#: Bytes of a child's stdout (and of its stderr) kept in memory: the first and last halves
+#: (the tail to within one 64 KiB read).
+#: A node may print any amount; omg's memory stays bounded, and what it keeps says what it cut.
+CAPTURE_LIMIT = 8 << 20
+
+
+class _Capture:
+    """The head and tail of one stream, at most ``CAPTURE_LIMIT`` bytes, and how much was cut."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_size = 0
+        self.cut = 0
+
+    def add(self, data: bytes) -> None:
+        half = CAPTURE_LIMIT // 2
+        room = half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail.append(data)
+        self.tail_size += len(data)
+        while self.tail_size - len(self.tail[0]) >= half:  # drop whole chunks, oldest first
+            self.cut += len(self.tail[0])
+            self.tail_size -= len(self.tail.popleft())
+
+    def bytes(self) -> bytes:
+        tail = b"".join(self.tail)
+        if not self.cut:
+            return bytes(self.head) + tail
+        marker = f"\n[… omg cut {self.cut} bytes of output here …]\n".encode()
+        return bytes(self.head) + marker + tail
+
+
+def _drain(proc: subprocess.Popen[bytes], deadline: float) -> tuple[dict[int, _Capture], bool]:
+    """Read stdout/stderr until EOF or ``deadline``: (captures by fd number, reached EOF)."""
     fds = {s.fileno(): n for n, s in ((1, proc.stdout), (2, proc.stderr)) if s is not None}
-    chunks: dict[int, list[bytes]] = {1: [], 2: []}
+    chunks: dict[int, _Capture] = {1: _Capture(), 2: _Capture()}
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN | select.POLLHUP)
@@ -104,9 +142,9 @@ def _drain(proc: subprocess.Popen[bytes], deadline: float) -> tuple[dict[int, li
         if left <= 0:
             return chunks, False
         for fd, _ in poller.poll(left * 1000):
-            data = os.read(fd, 65536)
+            data = os.read(fd, 1 << 16)
             if data:
-                chunks[fds[fd]].append(data)
+                chunks[fds[fd]].add(data)
             else:
                 poller.unregister(fd)
                 del fds[fd]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Unpack
@@ -11,6 +12,9 @@ from omg.state.events import EventFields, EventKind
 from omg.state.fold import EVENT_SCHEMA, apply
 from omg.state.records import State
 from omg.state.store import RunDir
+
+#: The longest a running leg leaves state.json behind its events (`omg status` catches up).
+SNAPSHOT_EVERY_S = 1.0
 
 Listener = Callable[[dict[str, Any], State], None]
 
@@ -27,10 +31,13 @@ def _touched(ev: dict[str, Any]) -> frozenset[str] | None:
 
 
 class Recorder:
-    """Appends events (fsync'd), folds them into the state, rewrites state.json atomically.
+    """Appends events, folds them into the state, rewrites state.json atomically.
 
-    Thread-safe: runtimes report from worker threads. ``node_started`` does not change the
-    state, so it costs one fsync and no snapshot rewrite.
+    Thread-safe: runners report from worker threads. state.json is rewritten at most every
+    ``SNAPSHOT_EVERY_S``, before every commit (``flush``) and at the leg's end, not per event:
+    it is the fold of events.jsonl, and whoever reads a run catches it up from the event log's
+    tail (``store.load_run``), so a killed leg still loses only the nodes it had in flight. The
+    leg's last event checkpoints the run directory (fsync), before the final commit.
     """
 
     def __init__(self, rundir: RunDir, state: State, leg: int, last_seq: int = 0) -> None:
@@ -40,7 +47,10 @@ class Recorder:
         self.leg = leg
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
-        self.state_ref: str | None = None  # set by the git hooks to "commit:<sha>"
+        self.state_ref: str | None = None  # set by the run's commits to "commit:<sha>"
+        self._clock = time.monotonic
+        self._written = self._clock()
+        self._dirty: frozenset[str] | None = frozenset()  # records changed since the last write
 
     def listen(self, fn: Listener) -> None:
         self._listeners.append(fn)
@@ -63,10 +73,29 @@ class Recorder:
             self._last_seq = ev["seq"]
             apply(self.state, ev)
             if event != "node_started":
-                self.rundir.write_state(self.state, _touched(ev))
+                touched = _touched(ev)
+                self._dirty = (
+                    None if self._dirty is None or touched is None else self._dirty | touched
+                )
+                if event == "run_finished" or self._clock() - self._written >= SNAPSHOT_EVERY_S:
+                    self._write()
+            if event == "run_finished":
+                self.rundir.checkpoint()
             for fn in self._listeners:
                 fn(ev, self.state)
             return ev
+
+    def flush(self) -> None:
+        """Write state.json now if events landed since the last write (before a commit)."""
+        with self._lock:
+            if self._dirty is None or self._dirty:
+                self._write()
+
+    def _write(self) -> None:
+        touched = None if self._dirty is None else frozenset(self._dirty)
+        self.rundir.write_state(self.state, touched)
+        self._dirty = frozenset()
+        self._written = self._clock()
 
     def ref(self) -> str:
         """What a human judged: the run branch commit when the run lives in git, else the seq."""

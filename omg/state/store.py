@@ -77,11 +77,11 @@ class SnapshotEncoder:
         self.cache: dict[str, str] = {}
 
 
-def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write ``text`` to ``path`` via temp file (+ fsync when ``durable``) + rename.
+def atomic_write(path: Path, text: str, *, durable: bool = False) -> None:
+    """Write ``text`` to ``path`` via temp file + rename (+ fsync first when ``durable``).
 
-    The rename makes every write atomic. The directory is not fsync'd: after a power loss
-    state.json may be one write behind, which resume catches up from the fsync'd event log.
+    The rename makes every write atomic: a reader (or a leg killed at any point) sees the old
+    file or the new one, never a mix. Durability is the checkpoint's job (``RunDir.checkpoint``).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
@@ -202,7 +202,11 @@ class RunDir:
 
     # -- events ---------------------------------------------------------------
     def append_event(self, event: dict[str, Any]) -> None:
-        """Append one line with a single write and fsync it."""
+        """Append one line with a single write (no fsync: see ``checkpoint``).
+
+        A killed process loses nothing it wrote (the page cache outlives it), and one write
+        per line keeps a concurrent reader from ever seeing half a line.
+        """
         if self._events_fd is None:
             self.path.mkdir(parents=True, exist_ok=True)
             self._events_fd = os.open(
@@ -210,7 +214,6 @@ class RunDir:
             )
         line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
         os.write(self._events_fd, line.encode())
-        os.fsync(self._events_fd)
 
     def read_events(self) -> Iterator[dict[str, Any]]:
         """Every event, in file order; a torn, oversized or foreign line is a StateError."""
@@ -335,6 +338,27 @@ class RunDir:
     def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
         """Rewrite state.json atomically; ``touched`` names the records that changed."""
         atomic_write(self.state_path, canonical_json(state, self._encoder, touched))
+
+    def checkpoint(self) -> None:
+        """Make the run directory durable: fsync the event log, state.json and the directory.
+
+        The price of durability is paid here, at the points a run hands over (a leg's end, just
+        before its last commit and push), not per node: consistency never depends on fsync
+        (append-before-snapshot and atomic renames), and what outlives a lost CI runner is what
+        was pushed to the run branch, never its local disk. The SQLite WAL ``synchronous=NORMAL``
+        trade-off, for a run directory.
+        """
+        if self._events_fd is not None:
+            os.fsync(self._events_fd)
+        for path in (self.state_path, self.path):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def write_payload(self, path: Path, text: str) -> None:
         """Artifacts and payloads, written before the event that makes them count.
