@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from omg.fastschema import Check, compile_schema
 from omg.graph.findings import Finding
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path
@@ -47,8 +48,18 @@ def _inlined(node: Any, defs: Mapping[str, Any]) -> Any:
     return out
 
 
+@cache
+def _is_valid() -> Check:
+    return compile_schema(graph_schema())
+
+
 def schema_findings(data: Any, file: str, positions: Positions | None) -> list[Finding]:
-    """Every schema violation of ``data``, translated, located, deduplicated, in file order."""
+    """Every schema violation of ``data``, translated, located, deduplicated, in file order.
+
+    A valid file is answered by the compiled check alone; jsonschema explains an invalid one.
+    """
+    if _is_valid()(data):
+        return []
     seen: set[tuple[DataPath, str]] = set()
     out: list[Finding] = []
     for err in _validator().iter_errors(data):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Unpack
@@ -13,8 +12,16 @@ from omg.state.fold import EVENT_SCHEMA, apply
 from omg.state.records import State
 from omg.state.store import RunDir
 
-#: The longest a running leg leaves state.json behind its events (`omg status` catches up).
-SNAPSHOT_EVERY_S = 1.0
+#: Events after which state.json is rewritten: whatever settles a node (or a leg). A retry's
+#: attempt, a start and a gate decision (its verdict follows at once) only append.
+_MID_EXECUTION = ("node_started", "gate_approved", "gate_rejected")
+
+
+def _settles(ev: dict[str, Any]) -> bool:
+    if ev["event"] in _MID_EXECUTION:
+        return False
+    return not (ev["event"] == "node_retried" and ev.get("reason") == "retry")
+
 
 Listener = Callable[[dict[str, Any], State], None]
 
@@ -33,11 +40,11 @@ def _touched(ev: dict[str, Any]) -> frozenset[str] | None:
 class Recorder:
     """Appends events, folds them into the state, rewrites state.json atomically.
 
-    Thread-safe: runners report from worker threads. state.json is rewritten at most every
-    ``SNAPSHOT_EVERY_S``, before every commit (``flush``) and at the leg's end, not per event:
-    it is the fold of events.jsonl, and whoever reads a run catches it up from the event log's
-    tail (``store.load_run``), so a killed leg still loses only the nodes it had in flight. The
-    leg's last event checkpoints the run directory (fsync), before the final commit.
+    Thread-safe: runners report from worker threads. state.json is rewritten once per settled
+    node (and at a leg's start, pause and end), not per event: a retry's attempt or a node's
+    start only appends, and whoever reads a run catches the snapshot up from the event log's
+    tail (``store.load_run``), so a killed leg loses only the nodes it had in flight. The leg's
+    last event checkpoints the run directory (fsync), before the final commit.
     """
 
     def __init__(self, rundir: RunDir, state: State, leg: int, last_seq: int = 0) -> None:
@@ -48,8 +55,6 @@ class Recorder:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self.state_ref: str | None = None  # set by the run's commits to "commit:<sha>"
-        self._clock = time.monotonic
-        self._written = self._clock()
         self._dirty: frozenset[str] | None = frozenset()  # records changed since the last write
 
     def listen(self, fn: Listener) -> None:
@@ -77,7 +82,7 @@ class Recorder:
                 self._dirty = (
                     None if self._dirty is None or touched is None else self._dirty | touched
                 )
-                if event == "run_finished" or self._clock() - self._written >= SNAPSHOT_EVERY_S:
+                if _settles(ev):
                     self._write()
             if event == "run_finished":
                 self.rundir.checkpoint()
@@ -95,7 +100,6 @@ class Recorder:
         touched = None if self._dirty is None else frozenset(self._dirty)
         self.rundir.write_state(self.state, touched)
         self._dirty = frozenset()
-        self._written = self._clock()
 
     def ref(self) -> str:
         """What a human judged: the run branch commit when the run lives in git, else the seq."""

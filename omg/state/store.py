@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from omg.errors import StateError
+from omg.fastschema import Check, compile_schema
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA, apply, fold
 from omg.state.records import State
 
@@ -101,19 +102,27 @@ SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 
 
 @cache
-def _state_validator() -> Any:
-    """The state.json schema, compiled once (jsonschema is imported only when a run is read)."""
-    import jsonschema
+def _state_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((SCHEMAS / "state.schema.json").read_text("utf-8"))
+    return schema
 
-    schema = json.loads((SCHEMAS / "state.schema.json").read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+
+@cache
+def _state_is_valid() -> Check:
+    return compile_schema(_state_schema())
 
 
 def _shape_problem(st: dict[str, Any]) -> str | None:
-    """The first way ``st`` breaks schemas/state.schema.json (None when it does not)."""
+    """The first way ``st`` breaks schemas/state.schema.json (None when it does not).
+
+    The compiled check answers a sound snapshot; jsonschema is imported only to explain damage.
+    """
+    if _state_is_valid()(st):
+        return None
     import jsonschema
 
-    error = jsonschema.exceptions.best_match(_state_validator().iter_errors(st))
+    validator = jsonschema.Draft202012Validator(_state_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(st))
     if error is None:
         return None
     path = [str(p) for p in error.absolute_path]

@@ -18,13 +18,15 @@ MAY_IMPORT: dict[str, set[str]] = {
     "kinds": set(),
     "errors": {"kinds"},
     "dotomg": set(),
-    "graph": {"kinds", "errors"},
+    "fastschema": set(),
+    "graph": {"kinds", "errors", "fastschema"},
     "schedule": {"graph", "kinds", "errors"},
-    "state": {"kinds", "errors"},
+    "state": {"kinds", "errors", "fastschema"},
     "runners": {"graph", "kinds", "errors"},
     "git": {"errors", "dotomg"},
     "github": {"errors", "kinds"},
     "leg": {
+        "fastschema",
         "graph",
         "schedule",
         "state",
@@ -36,6 +38,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
     },
     "cli": {
+        "fastschema",
         "graph",
         "schedule",
         "state",
@@ -62,6 +65,7 @@ PURE = (
     "state/fold.py",
     "state/records.py",
     "kinds.py",
+    "fastschema.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 

@@ -1,0 +1,138 @@
+"""The compiled schema check: a JSON Schema turned once into nested predicates that say only
+"valid or not", so a valid file never pays for importing jsonschema (~150 ms).
+
+It covers the keywords omg's own schemas use (the graph's and state.json's); compiling a schema
+that uses any other keyword raises, so a schema change can never be checked more loosely than
+jsonschema would check it. When the answer is "not valid", the caller asks jsonschema for the
+reasons. tests/test_fastschema.py proves the two agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Check = Callable[[Any], bool]
+_IGNORED = {"title", "description", "$id", "$schema", "$comment", "default", "examples", "$defs"}
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: booleans are not numbers, 1 equals 1.0, containers compare deeply."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "array":
+        return isinstance(value, list)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "null":
+        return value is None
+    if isinstance(value, bool):
+        return False
+    if name == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if name == "number":
+        return isinstance(value, (int, float))
+    raise ValueError(f"unknown JSON Schema type {name!r}")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def compile_schema(schema: Any, defs: Mapping[str, Any] | None = None) -> Check:
+    """One predicate for ``schema`` (local ``#/$defs/…`` refs resolved against ``defs``)."""
+    if schema is True:
+        return lambda v: True
+    if schema is False:
+        return lambda v: False
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"not a schema: {schema!r}")
+    defs = schema.get("$defs", defs or {})
+    checks: list[Check] = []
+    for key, arg in schema.items():
+        if key in _IGNORED:
+            continue
+        checks.append(_keyword(key, arg, schema, defs))
+    if len(checks) == 1:
+        return checks[0]
+    return lambda v: all(c(v) for c in checks)
+
+
+def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Check:
+    if key == "$ref":
+        name = str(arg).rsplit("/", 1)[-1]
+        if not str(arg).startswith("#/$defs/") or name not in defs:
+            raise ValueError(f"unsupported $ref {arg!r}")
+        cache: list[Check] = []
+
+        def ref(v: Any) -> bool:  # compiled on first use: definitions may refer to themselves
+            if not cache:
+                cache.append(compile_schema(defs[name], defs))
+            return cache[0](v)
+
+        return ref
+    if key == "type":
+        names = [arg] if isinstance(arg, str) else list(arg)
+        return lambda v: any(_is_type(v, n) for n in names)
+    if key == "const":
+        return lambda v: _equal(v, arg)
+    if key == "enum":
+        return lambda v: any(_equal(v, e) for e in arg)
+    if key == "minimum":
+        return lambda v: not _number(v) or v >= arg
+    if key == "exclusiveMinimum":
+        return lambda v: not _number(v) or v > arg
+    if key == "minLength":
+        return lambda v: not isinstance(v, str) or len(v) >= arg
+    if key == "pattern":
+        rx = re.compile(arg)
+        return lambda v: not isinstance(v, str) or rx.search(v) is not None
+    if key == "minItems":
+        return lambda v: not isinstance(v, list) or len(v) >= arg
+    if key == "uniqueItems":
+        if not arg:
+            return lambda v: True
+        return lambda v: (
+            not isinstance(v, list)
+            or all(not _equal(v[i], v[j]) for i in range(len(v)) for j in range(i + 1, len(v)))
+        )
+    if key == "items":
+        item = compile_schema(arg, defs)
+        return lambda v: not isinstance(v, list) or all(item(x) for x in v)
+    if key == "required":
+        return lambda v: not isinstance(v, dict) or all(k in v for k in arg)
+    if key == "propertyNames":
+        name_ok = compile_schema(arg, defs)
+        return lambda v: not isinstance(v, dict) or all(name_ok(k) for k in v)
+    if key == "properties":
+        props = {k: compile_schema(s, defs) for k, s in arg.items()}
+        return lambda v: (
+            not isinstance(v, dict) or all(props[k](x) for k, x in v.items() if k in props)
+        )
+    if key == "additionalProperties":
+        known = set(schema.get("properties", {}))
+        extra = compile_schema(arg, defs)
+        return lambda v: (
+            not isinstance(v, dict) or all(extra(x) for k, x in v.items() if k not in known)
+        )
+    if key in ("anyOf", "oneOf"):
+        subs = [compile_schema(s, defs) for s in arg]
+        if key == "anyOf":
+            return lambda v: any(s(v) for s in subs)
+        return lambda v: sum(1 for s in subs if s(v)) == 1
+    raise ValueError(f"the compiled schema check does not know the keyword {key!r}")
