@@ -1,5 +1,5 @@
 """`python -m omg`: the same entry point as the `omg` console script."""
 
-from omg.cli.app import main
+from omg.cli import main
 
 main()

@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
+import sys
+
 __all__ = ["main"]
+
+#: `omg --help`, as typer renders it (tests/test_cli_fast.py proves the two are the same), so
+#: the commonest look at the tool does not wait ~100 ms for typer to build every command.
+HELP = """\
+Usage: omg [OPTIONS] COMMAND [ARGS]...
+
+  Run graphs of agent sessions and shell checks inside git, one leg at a time.
+
+Options:
+  --help  Show this message and exit.
+
+Commands:
+  lint    Check graph files: schema, semantic rules and advisories.
+  graph   Print the graph as a Mermaid flowchart.
+  run     Start a run: its first leg.
+  resume  Run the next leg of a run.
+  status  List runs with their derived status, or show one run's ledger.
+  replay  Rebuild state.json from events.jsonl and compare field by field.
+  clean   Remove a run's worktrees; never a branch holding unpushed commits.
+"""
 
 
 def main() -> None:
-    """The `omg` console script (typer is imported only here, so `python -m omg.lint` is fast)."""
+    """The `omg` console script. `omg --help` and `omg lint` (a pre-commit hook) take fast
+    paths that never import typer; everything else goes through the typer app."""
+    args = sys.argv[1:]
+    if args == ["--help"]:
+        sys.stdout.write(HELP)
+        return
+    if args[:1] == ["lint"] and "--help" not in args and "-h" not in args:
+        from omg.cli.lint import main as lint
+
+        lint(args[1:], prog="omg lint")
     from omg.cli.app import main as run
 
     run()

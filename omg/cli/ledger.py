@@ -92,20 +92,28 @@ def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool
     """The ledger table and its totals line: every execution's row, or one row per node.
 
     The total is the sum of the execution rows, which equals the sum of the per-node costs in
-    state.json (each event's cost lands in exactly one row and one record).
+    state.json (each event's cost lands in exactly one row and one record). The per-node view
+    reads state.json alone, so its cost follows the state, not the length of the history.
     """
-    book = ledger(events, limits(graph))
-    if by_node:
-        table = _table(COLUMNS, rows(graph, state))
-    else:
-        table = _table(EXECUTION_COLUMNS, execution_rows(graph, book))
-    head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
-    total = f"${book.total_usd:.4f}"
-    if book.cost_unknown:
+    if by_node:
+        records = state["nodes"].values()
+        table = _table(COLUMNS, rows(graph, state))
+        head = f"Run {state['run_id']} — {len(graph.nodes)} node(s)"
+        usd, unknown = state["cost_usd"], any(r.get("cost_unknown") for r in records)
+        retries = sum(int(r.get("retries", 0)) for r in records)
+        rounds = int(state.get("rounds", state["hops"]))
+    else:
+        book = ledger(events, limits(graph))
+        table = _table(EXECUTION_COLUMNS, execution_rows(graph, book))
+        head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
+        usd, unknown = book.total_usd, book.cost_unknown
+        retries, rounds = book.retries, book.feedback_rounds
+    total = f"${usd:.4f}"
+    if unknown:
         total = f"unknown (known subtotal {total})"
     totals = (
-        f"TOTAL COST: {total}   retries: {book.retries}   "
-        f"feedback rounds: {book.feedback_rounds}   send-backs: {rejected}"
+        f"TOTAL COST: {total}   retries: {retries}   "
+        f"feedback rounds: {rounds}   send-backs: {rejected}"
     )
     return "\n".join([head, *table, totals])

@@ -90,17 +90,19 @@ def _command(f: Finding) -> str:
     return workflow_command(level, f.message, props)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """`python -m omg.lint`: the same checks without typer, for a fast pre-commit hook."""
-    parser = argparse.ArgumentParser(prog="python -m omg.lint", description="Check graph files.")
+def main(argv: list[str] | None = None, prog: str = "python -m omg.lint") -> None:
+    """`omg lint` / `python -m omg.lint` without typer: the fast path of a pre-commit hook."""
+    parser = argparse.ArgumentParser(prog=prog, description="Check graph files.")
     parser.add_argument("paths", nargs="+", type=Path, help="graph files or directories")
-    parser.add_argument("--format", "-f", choices=("text", "json", "github"), default="text")
+    parser.add_argument("--format", "-f", default="text", help="text | json | github")
     parser.add_argument("--strict", action="store_true", help="fail on advisories too")
     args = parser.parse_args(argv)
     try:
+        if args.format not in ("text", "json", "github"):
+            raise UsageError(f"--format {args.format!r} is not one of text, json, github")
         out, code = lint_paths(args.paths, args.format, args.strict)
     except UsageError as exc:
-        print(f"omg lint: {exc}", file=sys.stderr)
+        print(f"omg: {exc}", file=sys.stderr)
         sys.exit(BY_REFUSAL[exc.kind])
     if out:
         print(out)

@@ -178,6 +178,7 @@ def _node_retried(st: State, ev: Event) -> None:
         )
         rec.pop("provenance", None)
         st["hops"] += 1
+        st["rounds"] = st.get("rounds", 0) + 1
 
 
 def _terminal(st: State, ev: Event, verdict: str) -> None:

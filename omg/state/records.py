@@ -60,7 +60,11 @@ class LaneRecord(TypedDict):
     commit: str
 
 
-class State(TypedDict):
+class _StateOptional(TypedDict, total=False):
+    rounds: int  # feedback re-entries over the whole run, never reset (absent before the first)
+
+
+class State(_StateOptional):
     """state.json: the fold of events.jsonl (schemas/state.schema.json)."""
 
     schema: int
