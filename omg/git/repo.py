@@ -54,6 +54,7 @@ class RunRepo:
         self._repo = repo
         self._env = env
         self._tokens = tokens
+        self._seen = runbranch.TreeCache()  # what this process's commits already hashed
         self._lock = threading.RLock()
         self.root = Path(repo.workdir or ".").resolve()
 
@@ -85,6 +86,7 @@ class RunRepo:
                 self._repo, run_id, run_dir, message, expect_parent=expect_parent,
                 author=signature(self._repo, self._env, "AUTHOR"),
                 committer=signature(self._repo, self._env, "COMMITTER"),
+                seen=self._seen,
             )  # fmt: skip
 
     def restore_run_dir(

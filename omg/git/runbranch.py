@@ -40,8 +40,13 @@ def commit(
     expect_parent: str | None,
     author: pygit2.Signature,
     committer: pygit2.Signature,
+    seen: TreeCache | None = None,
 ) -> str:
-    """Commit ``run_dir`` as the whole tree of the run branch; compare-and-swap on its head."""
+    """Commit ``run_dir`` as the whole tree of the run branch; compare-and-swap on its head.
+
+    ``seen`` remembers what earlier commits of this process hashed, so a commit after each
+    node re-hashes only the files that changed and rebuilds only the directories that did.
+    """
     ref = run_ref(run_id)
     where = f"committing run {run_id} to {ref} in {repo.workdir}"
     if not run_dir.is_dir():
@@ -50,7 +55,7 @@ def commit(
     if expect_parent is not None and current != expect_parent:
         raise moved_on(run_id, ref, current, expect_parent)
     with translated(where, "check the repository with `git fsck`, then resume the run"):
-        tree = _tree(repo, run_dir, top=True)
+        tree = _tree(repo, run_dir, top=True, seen=TreeCache() if seen is None else seen)
         if tree is None:
             tree = repo.TreeBuilder().write()
         if current is not None and repo[current].peel(pygit2.Commit).tree_id == tree:
@@ -99,36 +104,83 @@ def moved_on(run_id: str, ref: str, now: str | None, started: str | None) -> Git
     )
 
 
-def _tree(repo: pygit2.Repository, directory: Path, *, top: bool) -> pygit2.Oid | None:
-    builder = repo.TreeBuilder()
-    with os.scandir(directory) as entries:
-        for entry in entries:
-            if skipped(entry.name, top=top) or entry.is_symlink():
-                continue  # symlinks are never written by omg; following one could leak files
-            if entry.is_dir():
-                sub = _tree(repo, Path(entry.path), top=False)
-                if sub is not None:  # git keeps no empty directories
-                    builder.insert(entry.name, sub, FileMode.TREE)
-            elif entry.is_file():
-                try:
-                    blob = _blob(repo, entry.path)
-                    mode = entry.stat().st_mode
-                except FileNotFoundError:
-                    continue  # removed while we walked: it is not part of this snapshot
-                exe = mode & stat.S_IXUSR
-                builder.insert(entry.name, blob, FileMode.BLOB_EXECUTABLE if exe else FileMode.BLOB)
-    return builder.write() if len(builder) else None
+#: A file or directory as stat() sees it: name, mode, size, mtime (ns) and inode.
+Stamp = tuple[str, int, int, int, int]
 
 
-def _blob(repo: pygit2.Repository, path: str) -> pygit2.Oid:
+class TreeCache:
+    """Blob ids by file stamp, and each directory's last tree with the entries it was built from
+    (so a directory that gained one file is updated by one insert, not rebuilt)."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, tuple[Stamp, pygit2.Oid]] = {}
+        self.trees: dict[str, tuple[dict[str, object], pygit2.Oid | None]] = {}
+
+
+def _stamp(entry: os.DirEntry[str]) -> Stamp:
+    st = entry.stat(follow_symlinks=False)
+    return (entry.name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _tree(
+    repo: pygit2.Repository, directory: Path, *, top: bool, seen: TreeCache
+) -> pygit2.Oid | None:
+    with os.scandir(directory) as it:
+        # symlinks are never written by omg; following one could leak files
+        entries = [e for e in it if not skipped(e.name, top=top) and not e.is_symlink()]
+    now: dict[str, object] = {}  # name → a file's stamp, or a subtree's id
+    for entry in entries:
+        if entry.is_dir():
+            sub = _tree(repo, Path(entry.path), top=False, seen=seen)
+            if sub is not None:  # git keeps no empty directories
+                now[entry.name] = sub
+        elif entry.is_file():
+            try:
+                now[entry.name] = _stamp(entry)
+            except FileNotFoundError:
+                continue  # removed while we walked: it is not part of this snapshot
+    key = str(directory)
+    before, old = seen.trees.get(key, ({}, None))
+    if old is not None and before == now:
+        return old
+    builder = repo.TreeBuilder(old) if old is not None else repo.TreeBuilder()
+    for name in before.keys() - now.keys():
+        builder.remove(name)
+    for name, what in list(now.items()):
+        if before.get(name) == what and old is not None:
+            continue
+        if isinstance(what, pygit2.Oid):
+            builder.insert(name, what, FileMode.TREE)
+            continue
+        stamp: Stamp = what  # type: ignore[assignment]
+        try:
+            blob = _blob(repo, os.path.join(directory, name), stamp, seen)
+        except FileNotFoundError:
+            now.pop(name)
+            if name in before and old is not None:
+                builder.remove(name)
+            continue
+        exe = stamp[1] & stat.S_IXUSR
+        builder.insert(name, blob, FileMode.BLOB_EXECUTABLE if exe else FileMode.BLOB)
+    oid = builder.write() if len(builder) else None
+    seen.trees[key] = (now, oid)
+    return oid
+
+
+def _blob(repo: pygit2.Repository, path: str, stamp: Stamp, seen: TreeCache) -> pygit2.Oid:
     # Raw bytes, never .gitattributes filters: the branch must hold exactly what omg wrote.
     # Hashing first makes an unchanged file cost a read and a lookup (create_blob_fromdisk
-    # runs the attribute machinery and rewrites the object: ~100x slower per file).
+    # runs the attribute machinery and rewrites the object: ~100x slower per file); a file
+    # whose stamp is unchanged since this process last hashed it is not read at all.
+    known = seen.blobs.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
     oid = pygit2.hashfile(path)
-    if oid in repo.odb:
-        return oid
-    with open(path, "rb") as fh:
-        return repo.create_blob(fh.read())
+    if oid not in repo.odb:
+        with open(path, "rb") as fh:
+            oid = repo.create_blob(fh.read())
+    seen.blobs[path] = (stamp, oid)
+    return oid
 
 
 def resolve(repo: pygit2.Repository, run_id: str, ref: str | None) -> pygit2.Commit | None:

@@ -98,8 +98,10 @@ def test_compare_and_swap_catches_a_writer_between_read_and_commit(
     other = pygit2.Repository(str(user.path))
     real_tree = runbranch._tree
 
-    def racing_tree(repo: pygit2.Repository, directory: Path, *, top: bool) -> pygit2.Oid | None:
-        tree = real_tree(repo, directory, top=top)
+    def racing_tree(
+        repo: pygit2.Repository, directory: Path, *, top: bool, seen: runbranch.TreeCache
+    ) -> pygit2.Oid | None:
+        tree = real_tree(repo, directory, top=top, seen=seen)
         if top:  # another process advances the branch while this leg builds its tree
             parent = other[first].peel(pygit2.Commit)
             other.create_commit(
