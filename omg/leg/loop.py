@@ -233,13 +233,7 @@ class Leg:
         if res.reply.strip():
             rd.write_payload(rd.failed(res.node_id), res.reply)
         if res.deferred:  # not final: the spend is recorded, the next leg runs the node again
-            rec.emit(
-                "node_retried",
-                spent,
-                reason="leg_budget",
-                cause=res.cause,
-                detail=res.detail,
-            )
+            rec.emit("node_retried", spent, reason="leg_budget", cause=res.cause, detail=res.detail)
             self.stop = "leg_budget"
             self._hook(res.node_id, "", res.round)
             return
@@ -253,11 +247,7 @@ class Leg:
             rd.write_payload(rd.feedback(res.node_id), res.payload)
             spent["round"] = decision.round
             rec.emit(
-                "node_retried",
-                spent,
-                reason="feedback",
-                cause=res.cause,
-                detail=decision.detail,
+                "node_retried", spent, reason="feedback", cause=res.cause, detail=decision.detail
             )
             self._hook(res.node_id, "", decision.round)
             return
@@ -272,13 +262,7 @@ class Leg:
                 else (f"{decision.detail}; {res.detail}")
             )
         if decision.gate is not None:
-            rec.emit(
-                "node_retried",
-                spent,
-                reason="exhausted",
-                cause=res.cause,
-                detail=detail,
-            )
+            rec.emit("node_retried", spent, reason="exhausted", cause=res.cause, detail=detail)
             self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
             return
         rec.emit(

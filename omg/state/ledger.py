@@ -70,10 +70,6 @@ class Ledger:
         """Loop re-entries over the whole run (not reset by human decisions, unlike hops)."""
         return sum(1 for r in self.rows if r.verdict == "LOOPING")
 
-    @property
-    def send_backs(self) -> int:
-        return sum(1 for r in self.rows if r.verdict == "FAIL" and r.detail.startswith("gate rej"))
-
 
 def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
     """Fold the event stream into its execution rows."""

@@ -78,8 +78,8 @@ class SnapshotEncoder:
         self.cache: dict[str, str] = {}
 
 
-def atomic_write(path: Path, text: str, *, durable: bool = False) -> None:
-    """Write ``text`` to ``path`` via temp file + rename (+ fsync first when ``durable``).
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via temp file + rename.
 
     The rename makes every write atomic: a reader (or a leg killed at any point) sees the old
     file or the new one, never a mix. Durability is the checkpoint's job (``RunDir.checkpoint``).
@@ -89,9 +89,6 @@ def atomic_write(path: Path, text: str, *, durable: bool = False) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
