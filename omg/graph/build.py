@@ -173,6 +173,7 @@ def graph_from_data(data: Mapping[str, Any]) -> Graph:
         on_fail=cast(OnFail, data.get("on_fail", "halt")),
         budget_usd=None if budget is None else float(budget),
         max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
+        approvers=tuple(str(a) for a in data.get("approvers") or ()),
         nodes=tuple(node_from_data(n) for n in nodes),
         data=data,
     )

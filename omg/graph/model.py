@@ -165,6 +165,7 @@ class Graph:
     on_fail: OnFail = "halt"
     budget_usd: float | None = None
     max_hops: int = DEFAULT_MAX_HOPS
+    approvers: tuple[str, ...] = ()  # GitHub logins who alone may decide gates (empty: writers)
     data: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- lookups ---------------------------------------------------------------

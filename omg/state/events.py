@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict, get_args
 
 from omg.kinds import Cause, Outcome, Provenance
+from omg.state.records import CiRun, PullRequest
 
 EventKind = Literal[
     "run_started",
@@ -21,6 +22,9 @@ EventKind = Literal[
     "gate_approved",
     "gate_rejected",
     "run_finished",
+    "run_superseded",
+    "decision_refused",
+    "leg_dispatched",
 ]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
@@ -60,3 +64,9 @@ class EventFields(TypedDict, total=False):
     worktree: str  # a settled node's lane, its branch and head: restored exactly from them
     worktree_branch: str
     worktree_commit: str
+    pull_request: PullRequest  # run_started (leg 1) on a pull request: the head it judges
+    ci: CiRun  # run_started: the GitHub Actions run carrying the leg
+    head_sha: str  # run_superseded: the newer head
+    command: str  # decision_refused: the command as written
+    workflow_run_id: str  # leg_dispatched: GitHub's run of the next leg
+    url: str

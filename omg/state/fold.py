@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, Decision
-from omg.state.records import Event, State
+from omg.state.records import Dispatched, Event, LegRecord, State
 
 STATE_SCHEMA = 1
 EVENT_SCHEMA = 1
@@ -65,9 +65,14 @@ def _run_started(st: State, ev: Event) -> None:
         st["graph_sha256"] = ev.get("graph_sha256", "")
         st["graph"] = copy.deepcopy(ev.get("graph", {}))
         st["inputs"] = dict(ev.get("inputs", {}))
-    st["legs"].append(
-        {"leg": ev["leg"], "started": ev["ts"], "finished": None, "outcome": None, "reason": None}
-    )
+        if "pull_request" in ev:
+            st["pull_request"] = dict(ev["pull_request"])  # type: ignore[typeddict-item]
+    leg: LegRecord = {
+        "leg": ev["leg"], "started": ev["ts"], "finished": None, "outcome": None, "reason": None
+    }  # fmt: skip
+    if "ci" in ev:
+        leg["ci"] = dict(ev["ci"])  # type: ignore[typeddict-item]
+    st["legs"].append(leg)
     st["status"] = "running"
     if ev.get("retry_failed"):
         _clear_failed(st, ev)
@@ -237,6 +242,23 @@ def _run_finished(st: State, ev: Event) -> None:
         st["paused_at"] = None
 
 
+def _run_superseded(st: State, ev: Event) -> None:
+    """A newer pull request head took the run's place: nothing it decided speaks for that head."""
+    st["status"] = "superseded"
+    st["superseded_by"] = ev["head_sha"]
+    st["paused_at"] = None
+
+
+def _leg_dispatched(st: State, ev: Event) -> None:
+    if st["legs"]:
+        sent: Dispatched = {}
+        if "workflow_run_id" in ev:
+            sent["workflow_run_id"] = ev["workflow_run_id"]
+        if "url" in ev:
+            sent["url"] = ev["url"]
+        st["legs"][-1]["dispatched"] = sent
+
+
 _HANDLERS = {
     "run_started": _run_started,
     "node_retried": _node_retried,
@@ -246,6 +268,9 @@ _HANDLERS = {
     "gate_approved": _gate_decided,
     "gate_rejected": _gate_decided,
     "run_finished": _run_finished,
+    "run_superseded": _run_superseded,
+    "leg_dispatched": _leg_dispatched,
+    # decision_refused changes no record: the refusal lives in events.jsonl alone
 }
 
 

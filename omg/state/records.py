@@ -33,7 +33,36 @@ class NodeRecord(_NodeRequired, total=False):
     retries: int
 
 
-class LegRecord(TypedDict):
+class PullRequest(TypedDict):
+    """The pull request a run judges, and the one head commit it judges."""
+
+    number: int
+    head_sha: str
+
+
+class CiRun(TypedDict, total=False):
+    """The GitHub Actions run that carried a leg."""
+
+    event: str
+    workflow_run_id: str
+    attempt: int
+    actor: str
+    workflow: str
+
+
+class Dispatched(TypedDict, total=False):
+    """The next leg a leg dispatched: GitHub's workflow run, when it said which."""
+
+    workflow_run_id: str
+    url: str
+
+
+class _LegOptional(TypedDict, total=False):
+    ci: CiRun
+    dispatched: Dispatched
+
+
+class LegRecord(_LegOptional):
     """One leg (process): when it ran and how it ended (None while open or abandoned)."""
 
     leg: int
@@ -62,6 +91,8 @@ class LaneRecord(TypedDict):
 
 class _StateOptional(TypedDict, total=False):
     rounds: int  # feedback re-entries over the whole run, never reset (absent before the first)
+    pull_request: PullRequest  # a run started on a pull request judges exactly this head
+    superseded_by: str  # the newer head whose run took this one's place
 
 
 class State(_StateOptional):
