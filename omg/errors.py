@@ -50,3 +50,11 @@ class StateError(OmgError):
 
 class GitError(OmgError):
     """A git operation failed or the run branch moved on; translated at the omg.git edge."""
+
+
+class MovedOn(GitError):
+    """Compare-and-swap lost: another leg advanced the run branch first; nothing was spent."""
+
+
+class GitHubError(OmgError):
+    """GitHub's REST API refused or kept failing a request; what omg recorded is kept."""

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pygit2
 from pygit2.enums import CredentialType, FetchPrune
 
-from omg.errors import GitError, OmgError
+from omg.errors import GitError, MovedOn, OmgError
 from omg.git.edge import describe, redact
 from omg.git.names import HEADS, RUNS
 
@@ -139,11 +139,11 @@ class Callbacks(pygit2.RemoteCallbacks):
             self.rejected.append((refname, message))
 
 
-def advanced(ref: str, ep: Endpoint, theirs: str | None) -> GitError:
+def advanced(ref: str, ep: Endpoint, theirs: str | None) -> MovedOn:
     """The push lost a race: the remote ref holds commits this leg does not have."""
     at = f" (it is now at {theirs[:12]})" if theirs else ""
     run = ref.removeprefix(RUNS) if ref.startswith(RUNS) else "RUN_ID"
-    return GitError(
+    return MovedOn(
         f"push of {ref} to {ep.shown} was rejected: another leg advanced the run{at}. "
         f"omg never force-pushes; fetch and resume: `omg resume --fetch {ep.arg} {run}`"
     )

@@ -72,6 +72,16 @@ class RunRepo:
         with self._lock, translated(f"reading omg/runs/{run_id} in {self.root}", _FIX):
             return runbranch.head(self._repo, run_ref(run_id))
 
+    def run_log(self, run_id: str, limit: int = 50) -> list[str]:
+        """The run branch's commits, newest first, along first parents (at most ``limit``)."""
+        with self._lock, translated(f"reading the history of omg/runs/{run_id}", _FIX):
+            found = runbranch.resolve(self._repo, run_id, None)
+            out: list[str] = []
+            while found is not None and len(out) < limit:
+                out.append(str(found.id))
+                found = found.parents[0] if found.parents else None
+            return out
+
     def commit_run_dir(
         self, run_id: str, run_dir: Path, message: str, *, expect_parent: str | None
     ) -> str:

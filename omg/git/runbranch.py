@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
-from omg.errors import GitError
+from omg.errors import GitError, MovedOn
 from omg.git.edge import translated
 from omg.git.names import run_ref
 
@@ -94,11 +94,11 @@ def adopt(repo: pygit2.Repository, run_id: str, theirs: str, remote: str) -> str
     return theirs
 
 
-def moved_on(run_id: str, ref: str, now: str | None, started: str | None) -> GitError:
+def moved_on(run_id: str, ref: str, now: str | None, started: str | None) -> MovedOn:
     """The compare-and-swap failure: someone else advanced (or removed) the run branch."""
     at = now[:12] if now else "nowhere (the branch was deleted)"
     start = started[:12] if started else "an empty branch"
-    return GitError(
+    return MovedOn(
         f"run {run_id} moved on: {ref} is at {at}, this leg started from {start}; "
         "another leg advanced it — fetch and resume again"
     )

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from omg.errors import GitError
+from omg.errors import GitError, MovedOn
 from omg.git import RunRepo, Worktree, open_repo
 from omg.git.names import run_refspecs
 from omg.git.remote import GitToken
@@ -90,7 +90,7 @@ class RunCommits:
             self.repo.fetch(self.push_remote, run_refspecs(self.run_id))
             remote = self.repo.remote_run_head(self.push_remote, self.run_id)
             if remote is not None and remote != self.head:
-                raise GitError(
+                raise MovedOn(
                     f"run {self.run_id!r} moved on: {self.push_remote} has its branch at "
                     f"{remote[:12]}, but this leg would start from "
                     f"{self.head[:12] if self.head else 'nothing'}; another leg advanced it. "
@@ -116,6 +116,33 @@ class RunCommits:
             else (f" ({result.reason})" if result.reason and result.outcome == "paused" else "")
         )
         self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {result.outcome}{why}")
+
+    def noted(self, rec: Recorder, what: str) -> None:
+        """Commit (and push) an event recorded between legs: a refusal, a supersede, a dispatch."""
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}")
+
+    def pause_ref(self, progress_seq: int) -> str | None:
+        """The newest run-branch commit whose state has seen no event after ``progress_seq``:
+        the state a human judges at a pause, even after refusals were recorded on top of it."""
+        import json
+
+        for sha in self.repo.run_log(self.run_id):
+            seq = int(
+                json.loads(self.repo.read_run_file(self.run_id, "state.json", ref=sha))["seq"]
+            )
+            if seq <= progress_seq:
+                return sha
+        return None
+
+    def state_seq(self, ref: str) -> tuple[str, int] | None:
+        """(run id, seq) of the state committed at ``ref``; None when ``ref`` is no such commit."""
+        import json
+
+        try:
+            data = json.loads(self.repo.read_run_file(self.run_id, "state.json", ref=ref))
+        except (GitError, ValueError):
+            return None
+        return str(data.get("run_id", "")), int(data.get("seq", 0))
 
     def _commit(self, rec: Recorder, message: str) -> None:
         rec.flush()  # the commit holds state.json as the fold of the events it holds
@@ -146,15 +173,27 @@ def attach(
 
 
 def fetch_run(
-    root: Path, run_dir: Path, run_id: str, remote: str, *, warn: Warn, tokens: Sequence[GitToken]
-) -> None:
-    """Fetch a run's branches and restore its directory when it is missing or behind."""
+    root: Path,
+    run_dir: Path,
+    run_id: str,
+    remote: str,
+    *,
+    warn: Warn,
+    tokens: Sequence[GitToken],
+    missing_ok: bool = False,
+) -> bool:
+    """Fetch a run's branches and restore its directory when it is missing or behind.
+
+    False (with ``missing_ok``) when the remote has no such run; else a GitError says so.
+    """
     repo = open_repo(root, tokens=tokens)
     if repo is None:
         raise GitError(f"--fetch {remote}: {root} is not inside a git repository")
     repo.fetch(remote, run_refspecs(run_id))
     remote_head = repo.remote_run_head(remote, run_id)
     if remote_head is None:
+        if missing_ok:
+            return False
         raise GitError(
             f"{remote} has no branch omg/runs/{run_id}; check the run id with "
             f"`git ls-remote {remote} 'refs/heads/omg/runs/*'`"
@@ -165,6 +204,7 @@ def fetch_run(
     if not (run_dir / "state.json").exists() or _behind(run_dir, repo, run_id):
         repo.restore_run_dir(run_id, run_dir)
         warn(f"restored run {run_id!r} from {remote} at {remote_head[:12]}")
+    return True
 
 
 def _behind(run_dir: Path, repo: RunRepo, run_id: str) -> bool:

@@ -80,8 +80,9 @@ def start_run(
     env: Environment,
     opts: LegOptions,
     run_id: str | None = None,
+    stamp: EventFields | None = None,
 ) -> LegEnd:
-    """The first leg of a new run."""
+    """The first leg of a new run; ``stamp`` adds fields to its run_started (who carried it)."""
     inputs = resolve_inputs(graph, given)
     if run_id is not None and not RUN_ID.match(run_id):
         raise UsageError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
@@ -103,6 +104,7 @@ def start_run(
             "graph_source": str(source),
             "graph_sha256": sha,
             "inputs": inputs,
+            **(stamp or {}),
         }
         result = _run_leg(graph, rec, env, opts, inputs, start, [])
         return LegEnd(rid, result, rec.state, graph)
@@ -117,6 +119,7 @@ def resume_run(
     *,
     retry_failed: bool = False,
     decision: Decision | None = None,
+    stamp: EventFields | None = None,
 ) -> LegEnd:
     """The next leg of an existing run; ``result`` None when there was nothing to do."""
     rundir = RunDir(env.runs_dir / run_id)
@@ -131,6 +134,11 @@ def resume_run(
         catch_up(rundir, state)
         graph = graph_from_snapshot(state["graph"], state["graph_source"])
         _warn_if_changed(state, env.warn)
+        if state["status"] == "superseded":
+            raise StateError(
+                f"run {run_id!r} was superseded by head {state.get('superseded_by', '?')[:12]}; "
+                "its record is kept, and nothing more runs on it"
+            )
         status = schedule.statuses(graph, state["nodes"])
         # A leg killed before its run_finished left the run open: this leg runs what was in
         # flight, or — if nothing was — just closes the run with the outcome it reached.
@@ -146,7 +154,7 @@ def resume_run(
                     f"run {run_id!r} failed at {', '.join(failed)}",
                     hint=Hint("retry_failed", run_id),
                 )
-        start: EventFields = {}
+        start: EventFields = {**(stamp or {})}
         if retry_failed:
             rearm = schedule.rearm(graph, state["nodes"], state["gates"])
             start["retry_failed"] = True
