@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
+
+from omg.errors import UsageError
 
 
 def server_host(env: Mapping[str, str]) -> str | None:
@@ -28,3 +32,80 @@ def git_tokens(env: Mapping[str, str]) -> list[tuple[str, str, str | None]]:
     if env.get("GITHUB_TOKEN"):
         out.append(("GITHUB_TOKEN", env["GITHUB_TOKEN"], server_host(env)))
     return out
+
+
+@dataclass(frozen=True)
+class Actions:
+    """Everything a GitHub Actions job tells omg through its environment, read once."""
+
+    event_name: str
+    event_path: Path | None
+    repository: str  # owner/name
+    api_url: str
+    server_url: str
+    token: str = ""
+    output: Path | None = None  # GITHUB_OUTPUT
+    summary: Path | None = None  # GITHUB_STEP_SUMMARY
+    workflow_ref: str = ""  # owner/name/.github/workflows/file.yml@refs/heads/main
+    ref: str = ""
+    sha: str = ""
+    actor: str = ""
+    run_id: str = ""
+    run_attempt: int = 1
+
+    @property
+    def workflow_file(self) -> str:
+        """The file name of the running workflow (what a dispatch names), '' if unknown."""
+        path = self.workflow_ref.split("@", 1)[0]
+        return path.rsplit("/", 1)[-1] if "/.github/workflows/" in path else ""
+
+    @property
+    def workflow_branch(self) -> str:
+        """The branch the running workflow file was read from, '' if not a branch."""
+        ref = self.workflow_ref.split("@", 1)[1] if "@" in self.workflow_ref else self.ref
+        return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else ""
+
+    @property
+    def run_url(self) -> str:
+        """The web page of this workflow run."""
+        if not self.run_id:
+            return ""
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+    def tree_url(self, branch: str) -> str:
+        return f"{self.server_url}/{self.repository}/tree/{branch}"
+
+
+def actions(env: Mapping[str, str]) -> Actions:
+    """The job's GitHub context; a UsageError when omg is not running inside GitHub Actions."""
+    missing = [k for k in ("GITHUB_EVENT_NAME", "GITHUB_REPOSITORY") if not env.get(k)]
+    if missing:
+        raise UsageError(
+            f"`omg leg` runs inside GitHub Actions, but {' and '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not set; outside Actions use "
+            "`omg run` / `omg resume`"
+        )
+    try:
+        attempt = int(env.get("GITHUB_RUN_ATTEMPT") or 1)
+    except ValueError:
+        attempt = 1
+
+    def path(name: str) -> Path | None:
+        return Path(env[name]) if env.get(name) else None
+
+    return Actions(
+        event_name=env["GITHUB_EVENT_NAME"],
+        event_path=path("GITHUB_EVENT_PATH"),
+        repository=env["GITHUB_REPOSITORY"],
+        api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+        server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+        token=env.get("GITHUB_TOKEN", ""),
+        output=path("GITHUB_OUTPUT"),
+        summary=path("GITHUB_STEP_SUMMARY"),
+        workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
+        ref=env.get("GITHUB_REF", ""),
+        sha=env.get("GITHUB_SHA", ""),
+        actor=env.get("GITHUB_ACTOR", ""),
+        run_id=env.get("GITHUB_RUN_ID", ""),
+        run_attempt=max(1, attempt),
+    )

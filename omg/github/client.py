@@ -1,0 +1,285 @@
+"""The GitHub REST client: every call omg makes to GitHub, with timeouts, retries and no repeats.
+
+Standard library only (urllib): omg needs seven endpoints, and a dependency would cost every
+action install more than these lines cost to read. The retry rules:
+
+- a rate limit (429, or 403 saying "rate limit") is a refusal — nothing happened — so any
+  request is retried after ``Retry-After`` (or ``x-ratelimit-reset``), within ``max_wait``;
+- a 5xx or a dropped connection may or may not have happened: GET and PATCH are retried as
+  they are; a POST is retried only after ``done()`` checked that it did not happen (a comment
+  is found again by its hidden marker), so a comment is posted once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from omg.errors import GitHubError
+
+Warn = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: Any
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class PullHead:
+    head_sha: str
+    head_ref: str
+    fork: bool
+
+
+class GitHub:
+    """One repository's REST API, as one token sees it."""
+
+    def __init__(
+        self,
+        api_url: str,
+        repository: str,
+        token: str,
+        *,
+        timeout: float = 15.0,
+        attempts: int = 4,
+        max_wait: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+        warn: Warn = _quiet,
+    ) -> None:
+        self.api = api_url.rstrip("/")
+        self.repo = repository
+        self.token = token
+        self.timeout = timeout
+        self.attempts = attempts
+        self.max_wait = max_wait
+        self.sleep = sleep
+        self.warn = warn
+
+    # -- the one request path ----------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        done: Callable[[], Any] | None = None,
+    ) -> Reply:
+        """One call; ``done`` (POST only) tells whether an uncertain earlier try took effect."""
+        url = f"{self.api}{path}" if path.startswith("/") else path
+        last = ""
+        for attempt in range(1, self.attempts + 1):
+            if attempt > 1 and method == "POST" and done is not None and last != "limited":
+                found = done()
+                if found is not None:
+                    return Reply(200, found, {})
+            try:
+                return self._send(method, url, body)
+            except _Limited as lim:
+                last, wait = "limited", lim.wait
+                what = f"rate limited ({lim.status})"
+            except _Unsure as uns:
+                if method == "POST" and done is None:
+                    raise GitHubError(
+                        f"{method} {path} failed ({uns.what}) and may have taken effect, so it "
+                        "is not repeated; check the repository and run the step again"
+                    ) from None
+                last, wait = "unsure", min(2.0 ** (attempt - 1), self.max_wait)
+                what = uns.what
+            if attempt < self.attempts:
+                if wait > self.max_wait:
+                    raise GitHubError(
+                        f"{method} {path}: GitHub asks to wait {wait:.0f}s, more than "
+                        f"{self.max_wait:.0f}s; run the step again later"
+                    )
+                self.warn(f"GitHub {method} {path}: {what}; retrying in {wait:.0f}s")
+                self.sleep(wait)
+        raise GitHubError(
+            f"{method} {path} kept failing ({what}) after {self.attempts} tries; "
+            "GitHub may be down (https://www.githubstatus.com) — run the step again"
+        )
+
+    def _send(self, method: str, url: str, body: Mapping[str, Any] | None) -> Reply:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Accept", "application/vnd.github+json")
+        req.add_header("X-GitHub-Api-Version", "2022-11-28")
+        req.add_header("User-Agent", "omg")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return Reply(resp.status, _json(resp.read()), dict(resp.headers))
+        except urllib.error.HTTPError as err:
+            text = err.read().decode("utf-8", "replace")
+            headers = dict(err.headers or {})
+            wait = _wait(err.code, text, headers)
+            if wait is not None:
+                raise _Limited(err.code, wait) from None
+            if err.code >= 500:
+                raise _Unsure(f"HTTP {err.code}") from None
+            return Reply(err.code, _json(text.encode()), headers)
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+            reason = getattr(err, "reason", err)
+            raise _Unsure(f"no answer: {reason}") from None
+
+    def _ok(self, reply: Reply, what: str) -> Any:
+        if reply.status >= 400:
+            message = reply.body.get("message", "") if isinstance(reply.body, dict) else ""
+            hint = {
+                401: "the token is missing or expired",
+                403: "the token lacks a permission (see the workflow's `permissions:`)",
+                404: "not found, or the token cannot see it",
+            }.get(reply.status, "see GitHub's message")
+            raise GitHubError(f"GitHub refused {what}: HTTP {reply.status} {message} ({hint})")
+        return reply.body
+
+    # -- the endpoints -------------------------------------------------------------------
+
+    def permission(self, login: str) -> str:
+        """The user's permission on the repository: admin, maintain, write, triage, read, none."""
+        path = f"/repos/{self.repo}/collaborators/{quote(login)}/permission"
+        reply = self.request("GET", path)
+        if reply.status == 404:
+            return "none"
+        body = self._ok(reply, f"the permission of {login}")
+        role = str(body.get("role_name") or "")
+        return role if role in ("maintain", "triage") else str(body.get("permission") or "none")
+
+    def pull(self, number: int) -> PullHead:
+        body = self._ok(self.request("GET", f"/repos/{self.repo}/pulls/{number}"), f"PR #{number}")
+        head_repo = (body["head"].get("repo") or {}).get("full_name")
+        base_repo = body["base"]["repo"]["full_name"]
+        return PullHead(str(body["head"]["sha"]), str(body["head"]["ref"]), head_repo != base_repo)
+
+    def comments(self, number: int) -> list[dict[str, Any]]:
+        """Every comment of an issue or pull request, oldest first."""
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            path = f"/repos/{self.repo}/issues/{number}/comments?per_page=100&page={page}"
+            batch = self._ok(self.request("GET", path), f"the comments of #{number}")
+            out.extend(batch)
+            if len(batch) < 100:
+                return out
+            page += 1
+
+    def find_comment(self, number: int, marker: str) -> dict[str, Any] | None:
+        return next((c for c in self.comments(number) if marker in (c.get("body") or "")), None)
+
+    def upsert_comment(self, number: int, marker: str, body: str) -> int:
+        """The comment carrying ``marker`` updated to ``body``, or posted once; its id."""
+        found = self.find_comment(number, marker)
+        if found is not None:
+            path = f"/repos/{self.repo}/issues/comments/{found['id']}"
+            self._ok(self.request("PATCH", path, {"body": body}), "updating the omg comment")
+            return int(found["id"])
+        return self.post_once(number, marker, body)
+
+    def post_once(self, number: int, marker: str, body: str) -> int:
+        """Post ``body`` (which carries ``marker``) unless a comment with the marker exists."""
+        path = f"/repos/{self.repo}/issues/{number}/comments"
+        reply = self.request(
+            "POST", path, {"body": body}, done=lambda: self.find_comment(number, marker)
+        )
+        return int(self._ok(reply, f"posting a comment on #{number}")["id"])
+
+    def dispatch(
+        self, workflow: str, ref: str, inputs: Mapping[str, str], *, title: str
+    ) -> dict[str, str]:
+        """Start ``workflow`` on ``ref``; GitHub's new run id and url when it returns them.
+
+        ``title`` is a text the new run's name carries (the shipped workflows put the run id in
+        ``run-name``): an uncertain first try is repeated only if no such run appeared.
+        """
+        path = f"/repos/{self.repo}/actions/workflows/{quote(workflow)}/dispatches"
+        since = datetime.now(UTC).replace(microsecond=0) - _SKEW
+        payload: dict[str, Any] = {"ref": ref, "inputs": dict(inputs), "return_run_details": True}
+        reply = self.request(
+            "POST", path, payload, done=lambda: self._dispatched(workflow, title, since)
+        )
+        if reply.status == 422 and "return_run_details" in json.dumps(reply.body):
+            payload.pop("return_run_details")  # a server that predates run details
+            reply = self.request(
+                "POST", path, payload, done=lambda: self._dispatched(workflow, title, since)
+            )
+        body = self._ok(reply, f"dispatching {workflow} on {ref}")
+        if not isinstance(body, dict):
+            return {}
+        out = {"workflow_run_id": str(body.get("workflow_run_id") or body.get("id") or "")}
+        out["url"] = str(body.get("html_url") or "")
+        return {k: v for k, v in out.items() if v}
+
+    def _dispatched(self, workflow: str, title: str, since: datetime) -> dict[str, Any] | None:
+        path = (
+            f"/repos/{self.repo}/actions/workflows/{quote(workflow)}/runs"
+            "?event=workflow_dispatch&per_page=30"
+        )
+        body = self._ok(self.request("GET", path), f"the runs of {workflow}")
+        for run in body.get("workflow_runs", []):
+            created = _when(str(run.get("created_at") or ""))
+            if title in str(run.get("display_title") or "") and created and created >= since:
+                return {"workflow_run_id": run.get("id"), "html_url": run.get("html_url", "")}
+        return None
+
+
+_SKEW = timedelta(seconds=30)  # clock skew between this runner and GitHub
+
+
+class _Limited(Exception):
+    def __init__(self, status: int, wait: float) -> None:
+        self.status, self.wait = status, wait
+
+
+class _Unsure(Exception):
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+def _json(data: bytes) -> Any:
+    if not data.strip():
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return {"message": data[:200].decode("utf-8", "replace")}
+
+
+def _wait(status: int, text: str, headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait when GitHub answered "rate limited"; None for any other answer."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    limited = status == 429 or (
+        status == 403
+        and ("rate limit" in text.lower() or lower.get("x-ratelimit-remaining") == "0")
+    )
+    if not limited:
+        return None
+    if lower.get("retry-after", "").strip().isdigit():
+        return float(lower["retry-after"])
+    reset = lower.get("x-ratelimit-reset", "")
+    if reset.isdigit():
+        return max(1.0, float(reset) - time.time())
+    return 60.0  # GitHub's advice for a secondary limit without a header: wait a minute
+
+
+def _when(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None

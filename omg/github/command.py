@@ -1,0 +1,60 @@
+"""PR comment commands: `/omg approve|reject|retry|status`, parsed from a comment's first line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Verb = Literal["approve", "reject", "retry", "status"]
+VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status")
+
+USAGE = (
+    "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
+    "`/omg retry` or `/omg status`"
+)
+_REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: the verb, the gate it names, the state ref it is bound to, and why."""
+
+    verb: Verb
+    gate: str = ""
+    ref: str = ""  # the short state commit shown in the sticky comment ('' when not named)
+    reason: str = ""
+    text: str = ""  # the line as written, for the record
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """A line addressed to omg that says nothing omg can do; the reply explains."""
+
+    text: str
+    problem: str
+
+
+def parse(body: str) -> Command | Malformed | None:
+    """The command of a comment; None when its first non-blank line is not addressed to omg."""
+    line = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    words = line.split()
+    if not words or words[0].lower() != "/omg":
+        return None
+    if len(words) == 1 or words[1].lower() not in VERBS:
+        what = f"`{words[1]}` is not a command" if len(words) > 1 else "no command given"
+        return Malformed(line, f"{what}; omg understands {USAGE}")
+    verb: Verb = words[1].lower()  # type: ignore[assignment]
+    rest = words[2:]
+    if verb in ("retry", "status"):
+        return Command(verb, text=line)
+    if not rest:
+        return Malformed(line, f"`/omg {verb}` needs the gate to decide: {USAGE}")
+    gate, rest = rest[0], rest[1:]
+    ref = ""
+    if rest and (m := _REF.match(rest[0])):
+        ref, rest = m.group(1).lower(), rest[1:]
+    reason = " ".join(rest)
+    if verb == "reject" and not reason:
+        return Malformed(line, f"`/omg reject {gate}` needs a reason after the gate: {USAGE}")
+    return Command(verb, gate=gate, ref=ref, reason=reason, text=line)
