@@ -24,6 +24,7 @@ Commands:
   status  List runs with their derived status, or show one run's ledger.
   replay  Rebuild state.json from events.jsonl and compare field by field.
   clean   Remove a run's worktrees; never a branch holding unpushed commits.
+  leg     One GitHub Actions job: read the event, run one leg, report.
 """
 
 

@@ -223,6 +223,53 @@ def clean(
     _exit(commands.clean(run_id, remote=remote))
 
 
+@app.command("leg")
+def leg_command(
+    graph: Annotated[
+        Path | None,
+        typer.Option("--graph", envvar="OMG_GRAPH", help="The graph file (PR events need it)."),
+    ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", envvar="OMG_RUN_ID", help="The run (default: from the event)."),
+    ] = None,
+    max_minutes: Annotated[
+        float | None,
+        typer.Option("--max-minutes", envvar="OMG_MAX_MINUTES", min=0, help="Leg time budget."),
+    ] = None,
+    max_nodes: Annotated[
+        int | None,
+        typer.Option("--max-nodes", envvar="OMG_MAX_NODES", min=0, help="Executions this leg."),
+    ] = None,
+    push: Annotated[
+        str,
+        typer.Option("--push", envvar="OMG_PUSH", metavar="REMOTE", help="Where run branches go."),
+    ] = "origin",
+    dispatch_workflow: Annotated[
+        str | None,
+        typer.Option(
+            "--dispatch-workflow",
+            envvar="OMG_DISPATCH_WORKFLOW",
+            help="Workflow file the next leg is dispatched to (default: this one).",
+        ),
+    ] = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", help="name=value for a new run (OMG_INPUTS: one a line)."),
+    ] = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+) -> None:
+    """One GitHub Actions job: read the event, run one leg, report."""
+    from omg.cli import leg as job
+
+    lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
+    inputs = _parse_inputs([*lines, *(input or [])])
+    args = job.LegArgs(
+        graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow
+    )
+    _exit(job.leg(args, os.environ))
+
+
 def main() -> None:
     """Console entry point: one error handler for every command."""
     try:

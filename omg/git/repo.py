@@ -72,6 +72,14 @@ class RunRepo:
         with self._lock, translated(f"reading omg/runs/{run_id} in {self.root}", _FIX):
             return runbranch.head(self._repo, run_ref(run_id))
 
+    def has_commit(self, sha: str) -> bool:
+        """Whether the object database holds commit ``sha`` (a shallow clone may not)."""
+        with self._lock, translated(f"looking up {sha[:12]} in {self.root}", _FIX):
+            try:
+                return isinstance(self._repo.get(sha), pygit2.Commit)
+            except (ValueError, KeyError):
+                return False
+
     def run_log(self, run_id: str, limit: int = 50) -> list[str]:
         """The run branch's commits, newest first, along first parents (at most ``limit``)."""
         with self._lock, translated(f"reading the history of omg/runs/{run_id}", _FIX):

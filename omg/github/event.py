@@ -24,6 +24,7 @@ class PullRequest:
     before: str  # synchronize: the head the push replaced ('' otherwise)
     fork: bool
     draft: bool
+    default_branch: str = ""  # the repository's, where dispatched legs run
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,7 @@ EVENTS = ("pull_request", "pull_request_target", "issue_comment", "workflow_disp
 
 def read_trigger(event_name: str, path: Path | None) -> Trigger:
     """The trigger of this job, from the event name and the payload file GitHub wrote."""
-    if event_name not in (
-        "pull_request",
-        "pull_request_target",
-        "issue_comment",
-        "workflow_dispatch",
-    ):
+    if event_name not in EVENTS:
         return Other(event_name)
     if path is None:
         raise UsageError(
@@ -105,6 +101,7 @@ def _pull_request(p: dict[str, Any]) -> PullRequest:
         before=str(p.get("before") or ""),
         fork=head_repo != base_repo,  # a deleted fork has no repo: read-only all the same
         draft=bool(pr.get("draft")),
+        default_branch=str(p["repository"].get("default_branch") or ""),
     )
 
 

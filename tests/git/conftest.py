@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import base64
 import os
 import subprocess
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 import pytest
+from githttp import HTTP_BACKEND, GitHttpServer, serving
 from pygit2.enums import ConfigLevel
 
 from omg.git import RunRepo, open_repo
 
-HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
 TOKEN = "ghs_test-token-0123456789abcdef"  # a fake; tests prove it never reaches disk
 SIG = pygit2.Signature("Test Person", "test@example.com")
 
@@ -163,115 +160,12 @@ def ci_checkout(url: str, path: Path) -> pygit2.Repository:
 # -- smart HTTP ------------------------------------------------------------------------
 
 
-@dataclass
-class GitHttpServer:
-    """``git http-backend`` behind Basic auth (user x-access-token, one token) on 127.0.0.1."""
-
-    root: Path
-    token: str
-    server: ThreadingHTTPServer | None = None
-    auth_seen: list[str] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/repo.git"
-
-    @property
-    def bare(self) -> Path:
-        return self.root / "repo.git"
-
-
-def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
-    expected = "Basic " + base64.b64encode(f"x-access-token:{srv.token}".encode()).decode()
-
-    class Handler(BaseHTTPRequestHandler):
-        timeout = 30
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self._serve()
-
-        def do_POST(self) -> None:
-            self._serve()
-
-        def _body(self) -> bytes:
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                out = b""
-                while True:
-                    size = int(self.rfile.readline().split(b";")[0].strip(), 16)
-                    if size == 0:
-                        self.rfile.readline()
-                        return out
-                    out += self.rfile.read(size)
-                    self.rfile.readline()
-            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-        def _serve(self) -> None:
-            given = self.headers.get("Authorization")
-            srv.auth_seen.append(given or "")
-            body = self._body() if self.command == "POST" else b""
-            if given != expected:
-                self.send_response(401)
-                self.send_header("WWW-Authenticate", 'Basic realm="omg-test"')
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            path, _, query = self.path.partition("?")
-            env = {
-                "PATH": os.environ["PATH"],
-                "HOME": str(srv.root),
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_PROJECT_ROOT": str(srv.root),
-                "GIT_HTTP_EXPORT_ALL": "1",
-                "REQUEST_METHOD": self.command,
-                "PATH_INFO": path,
-                "QUERY_STRING": query,
-                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-                "CONTENT_LENGTH": str(len(body)),
-                "REMOTE_USER": "x-access-token",
-                "REMOTE_ADDR": "127.0.0.1",
-            }
-            done = subprocess.run(
-                [str(HTTP_BACKEND)], input=body, env=env, capture_output=True, timeout=60
-            )
-            head, _, payload = done.stdout.partition(b"\r\n\r\n")
-            status = 200
-            headers: list[tuple[str, str]] = []
-            for line in head.decode().splitlines():
-                key, _, value = line.partition(":")
-                if key.lower() == "status":
-                    status = int(value.split()[0])
-                else:
-                    headers.append((key, value.strip()))
-            self.send_response(status)
-            for key, value in headers:
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
-
-
 @pytest.fixture
 def http_remote(tmp_path: Path) -> Iterator[GitHttpServer]:
     if not HTTP_BACKEND.exists():
         pytest.skip("git-http-backend is not installed")
-    srv = GitHttpServer(tmp_path / "srv", TOKEN)
-    pygit2.init_repository(str(srv.bare), bare=True, initial_head="main")
-    srv.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(srv))
-    srv.server.daemon_threads = True
-    thread = threading.Thread(target=srv.server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+    with serving(tmp_path / "srv", TOKEN) as srv:
         yield srv
-    finally:
-        srv.server.shutdown()
-        srv.server.server_close()
-        thread.join(timeout=10)
 
 
 def tree_files(repo: pygit2.Repository, commit: str) -> dict[str, bytes]:

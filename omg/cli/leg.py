@@ -1,0 +1,600 @@
+"""`omg leg`: one GitHub Actions job — read the event, decide what it asks, run one leg, report.
+
+- ``pull_request`` (opened, synchronize, reopened, ready_for_review): start or continue the run
+  of the PR's head; a new head supersedes the previous head's run.
+- ``issue_comment`` ``/omg approve|reject|retry|status`` on a PR: check who wrote it and the
+  state it names, then decide, retry or report.
+- ``workflow_dispatch`` (``run-id``, ``gate``, ``decision``, ``reason``): continue or decide.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from omg.cli import exits
+from omg.cli.report import Links, Situation, annotation_lines, comment, markdown, marker
+from omg.errors import MovedOn, OmgError, StateError, UsageError
+from omg.git.repo import RunRepo
+from omg.github import outputs
+from omg.github.access import refusal
+from omg.github.client import GitHub
+from omg.github.command import Command, Malformed, parse
+from omg.github.env import Actions, actions, git_tokens
+from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_trigger
+from omg.graph.findings import Finding
+from omg.graph.model import Graph
+from omg.leg.decisions import Decision
+from omg.leg.loop import LegOptions
+from omg.leg.start import Environment, LegEnd
+from omg.state import State
+from omg.state.events import EventFields
+from omg.state.records import CiRun
+from omg.state.records import PullRequest as PullRequestRecord
+from omg.state.store import RunDir
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class LegArgs:
+    graph: Path | None
+    run_id: str | None
+    max_minutes: float | None
+    max_nodes: int | None
+    push: str
+    runs_dir: Path
+    inputs: Mapping[str, str]
+    dispatch_workflow: str | None = None
+
+
+def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
+    """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", graph_name or "graph")
+    return f"pr-{number}-{name}-{head_sha[:7]}"
+
+
+def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
+    gh = actions(environ)
+    job = Job(gh, args, environ)
+    return job.handle()
+
+
+class Job:
+    """One `omg leg` process: the event, the runs it touches, and what it tells GitHub."""
+
+    def __init__(self, gh: Actions, args: LegArgs, environ: Mapping[str, str]) -> None:
+        self.gh = gh
+        self.args = args
+        self.environ = environ
+        self.api = GitHub(gh.api_url, gh.repository, gh.token, warn=_say)
+        self.findings: list[Finding] = []
+        self.notes: list[str] = []
+        self.default_branch = ""
+
+    # -- dispatch on the event -----------------------------------------------------------
+
+    def handle(self) -> int:
+        trigger = read_trigger(self.gh.event_name, self.gh.event_path)
+        if isinstance(trigger, PullRequest):
+            return self.on_pull_request(trigger)
+        if isinstance(trigger, Comment):
+            return self.on_comment(trigger)
+        if isinstance(trigger, Dispatch):
+            return self.on_dispatch(trigger)
+        return self.skip(f"omg has nothing to do on a {trigger.name} event", quiet=False)
+
+    def on_pull_request(self, t: PullRequest) -> int:
+        self.default_branch = t.default_branch
+        if t.action not in PR_ACTIONS:
+            return self.skip(f"pull_request {t.action}: omg runs on {', '.join(PR_ACTIONS)}")
+        if t.fork:
+            return self.skip(
+                f"PR #{t.number} comes from a fork: its workflow token is read-only and "
+                "secrets are withheld, so omg cannot record or push a run for it. A maintainer "
+                "can review the change and run the graph from a branch of this repository",
+                quiet=False,
+            )
+        if t.draft and t.action != "ready_for_review":
+            return self.skip(f"PR #{t.number} is a draft; omg starts when it is ready for review")
+        graph, source = self.graph_file()
+        rid = self.args.run_id or pr_run_id(t.number, graph.name, t.head_sha)
+        if t.before and t.before != t.head_sha and not self.args.run_id:
+            self.supersede(pr_run_id(t.number, graph.name, t.before), t.head_sha)
+        exists = self.fetch(rid)
+        if exists:
+            state = RunDir(self.args.runs_dir / rid).read_state()
+            judged = state.get("pull_request", {}).get("head_sha")
+            if judged and judged != t.head_sha:
+                raise StateError(
+                    f"run {rid!r} judges head {judged[:12]}, but PR #{t.number} is at "
+                    f"{t.head_sha[:12]}; leave --run-id unset so each head gets its own run"
+                )
+            end = self.resume(rid)
+        else:
+            end = self.start(
+                graph, source, rid, PullRequestRecord(number=t.number, head_sha=t.head_sha)
+            )
+        return self.finish(end, number=t.number)
+
+    def on_comment(self, t: Comment) -> int:
+        cmd = parse(t.body) if t.action == "created" and t.on_pull_request else None
+        if cmd is None:
+            return self.skip("the comment is not an omg command", quiet=True)
+        reply_key = f"<!-- omg:reply={t.comment_id} -->"
+        if isinstance(cmd, Malformed):
+            self.api.post_once(t.number, reply_key, f"{reply_key}\n@{t.login} {cmd.problem}.")
+            return self.skip(f"comment {t.comment_id}: {cmd.problem}", quiet=False)
+        graph, _ = self.graph_file()
+        head = self.api.pull(t.number)
+        rid = pr_run_id(t.number, graph.name, head.head_sha)
+        if not self.fetch(rid):
+            self.api.post_once(
+                t.number,
+                reply_key,
+                f"{reply_key}\n@{t.login} there is no omg run of `{graph.name}` for head "
+                f"`{head.head_sha[:7]}` yet; it starts with the next push or reopen of the PR.",
+            )
+            return self.skip(f"no run {rid!r} on {self.args.push}", quiet=False)
+        if cmd.verb == "status":
+            return self.report_only(rid, t.number, reply=(reply_key, t.login))
+        why = refusal(
+            t.login,
+            bot=t.bot,
+            association=t.association,
+            approvers=graph.approvers,  # the default branch's file: a PR cannot name its own
+            permission=self.api.permission,
+        )
+        if why is None and cmd.verb in ("approve", "reject"):
+            why = self.stale_or_wrong(rid, cmd, t.login)
+        if why is not None:
+            return self.refuse(rid, t.number, t.comment_id, t.login, cmd, why)
+        if cmd.verb == "retry":
+            end = self.resume(rid, retry_failed=True)
+        elif self.already_applied(rid, cmd, t.login):
+            end = self.resume(rid, quiet_if_paused=True)
+        else:
+            d = Decision(cmd.gate, cmd.verb == "approve", t.login, cmd.reason)
+            end = self.resume(rid, decision=d)
+        return self.finish(end, number=t.number)
+
+    def on_dispatch(self, t: Dispatch) -> int:
+        rid = t.inputs.get("run-id") or self.args.run_id
+        if not rid:
+            raise UsageError(
+                "workflow_dispatch needs the run-id input (or --run-id / OMG_RUN_ID): "
+                "which run to continue"
+            )
+        if not self.fetch(rid):
+            raise StateError(
+                f"{self.args.push} has no run {rid!r}; `git ls-remote {self.args.push} "
+                "'refs/heads/omg/runs/*'` lists the runs there"
+            )
+        state = RunDir(self.args.runs_dir / rid).read_state()
+        pr = state.get("pull_request")
+        if pr is not None and state["status"] != "superseded":
+            head = self.api.pull(pr["number"])
+            if head.head_sha != pr["head_sha"]:
+                self.supersede(rid, head.head_sha)
+                return self.report_only(rid, pr["number"])
+        gate, verdict = t.inputs.get("gate", ""), t.inputs.get("decision", "").lower()
+        if verdict and verdict not in ("approve", "reject"):
+            raise UsageError(f"decision input {verdict!r} must be approve or reject")
+        if bool(gate) != bool(verdict):
+            raise UsageError("the gate and decision inputs go together: name both or neither")
+        decision = None
+        if gate:
+            approvers = self.approvers(state)
+            why = refusal(
+                self.gh.actor,
+                bot=self.gh.actor.endswith("[bot]"),
+                association=None,
+                approvers=approvers,
+                permission=self.api.permission,
+            )
+            if why is not None:
+                self.note(
+                    rid,
+                    "decision_refused",
+                    {
+                        "node_id": gate,
+                        "by": self.gh.actor,
+                        "reason": why,
+                        "command": f"dispatch {verdict} {gate}",
+                    },
+                    f"decision by {self.gh.actor} refused",
+                )
+                raise StateError(f"decision refused: {why}")
+            if verdict == "reject" and not t.inputs.get("reason"):
+                raise UsageError(
+                    "a reject needs the reason input: a rejection is recorded with why"
+                )
+            decision = Decision(
+                gate, verdict == "approve", self.gh.actor, t.inputs.get("reason", "")
+            )
+        end = self.resume(rid, decision=decision, retry_failed=t.inputs.get("retry") == "true")
+        number = pr["number"] if pr is not None else None
+        return self.finish(end, number=number)
+
+    # -- the pieces ----------------------------------------------------------------------
+
+    def graph_file(self) -> tuple[Graph, Path]:
+        from omg.graph.load import check_file, load_graph
+
+        path = self.args.graph
+        if path is None:
+            raise UsageError(
+                f"a {self.gh.event_name} leg needs the graph: pass --graph PATH or set OMG_GRAPH "
+                "(the action's `graph` input)"
+            )
+        graph, found = check_file(path)
+        if graph is None:
+            load_graph(path)  # raises the refusal that lists every error
+            raise AssertionError("unreachable: an invalid graph is refused")
+        self.findings = [f for f in found if f.severity != "error"]
+        return graph, path
+
+    def approvers(self, state: State) -> tuple[str, ...]:
+        if self.args.graph is not None and self.args.graph.is_file():
+            graph, _ = self.graph_file()
+            if graph.name == state["graph"].get("name"):
+                return graph.approvers
+        return tuple(state["graph"].get("approvers") or ())
+
+    def environment(self, run_id: str) -> Environment:
+        from omg.leg.commits import attach
+
+        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), warn=_say)
+        tokens = git_tokens(self.environ)
+        env.commits = attach(
+            env.root, run_id, push=self.args.push, base="HEAD", warn=_say, tokens=tokens
+        )
+        if env.commits is None:
+            raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
+        env.commits.workspace.base = self.pr_base(env.commits.repo, run_id)
+        return env
+
+    def pr_base(self, repo: RunRepo, run_id: str) -> str:
+        """Where new lanes of a PR run start: the head it judges, not the checked-out branch.
+
+        A comment or dispatch leg runs on the default branch; its lanes must still hold the
+        PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
+        """
+        path = self.args.runs_dir / run_id / "state.json"
+        pr = RunDir(path.parent).read_state().get("pull_request") if path.exists() else None
+        if pr is None:
+            return "HEAD"
+        sha = pr["head_sha"]
+        if not repo.has_commit(sha):
+            n = pr["number"]
+            try:
+                repo.fetch(
+                    self.args.push,
+                    [f"refs/pull/{n}/head:refs/remotes/{self.args.push}/pull/{n}/head"],
+                )
+            except OmgError as exc:
+                _say(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
+        if repo.has_commit(sha):
+            return sha
+        _say(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
+        return "HEAD"
+
+    def fetch(self, run_id: str) -> bool:
+        from omg.leg.commits import fetch_run
+
+        rundir = self.args.runs_dir / run_id
+        return fetch_run(
+            Path.cwd(),
+            rundir,
+            run_id,
+            self.args.push,
+            warn=_say,
+            tokens=git_tokens(self.environ),
+            missing_ok=True,
+        )
+
+    def stamp(self) -> EventFields:
+        ci: CiRun = {"event": self.gh.event_name, "attempt": self.gh.run_attempt}
+        if self.gh.run_id:
+            ci["workflow_run_id"] = self.gh.run_id
+        if self.gh.actor:
+            ci["actor"] = self.gh.actor
+        if self.gh.workflow_file:
+            ci["workflow"] = self.gh.workflow_file
+        return {"ci": ci}
+
+    def options(self, graph: Graph) -> LegOptions:
+        return LegOptions(graph.concurrency, self.args.max_minutes, self.args.max_nodes)
+
+    def start(self, graph: Graph, source: Path, rid: str, pr: PullRequestRecord) -> LegEnd | None:
+        from omg.leg.start import start_run
+
+        stamp: EventFields = {**self.stamp(), "pull_request": pr}
+        _say(f"omg: starting run {rid} of {graph.name!r}")
+        try:
+            return start_run(
+                graph,
+                source,
+                self.args.inputs,
+                self.environment(rid),
+                self.options(graph),
+                run_id=rid,
+                stamp=stamp,
+            )
+        except MovedOn as lost:
+            self.lost(rid, lost)
+            return None
+
+    def resume(
+        self,
+        rid: str,
+        *,
+        decision: Decision | None = None,
+        retry_failed: bool = False,
+        quiet_if_paused: bool = False,
+    ) -> LegEnd | None:
+        from omg.leg.start import resume_run
+
+        state = RunDir(self.args.runs_dir / rid).read_state()
+        if quiet_if_paused and state["paused_at"] and decision is None:
+            return None
+        if state["status"] == "superseded":
+            self.notes.append(f"run {rid} was superseded; nothing more runs on it")
+            return None
+        if state["paused_at"] and decision is None and not retry_failed:
+            self.notes.append(f"run {rid} waits at gate {state['paused_at']}")
+            return None
+        _say(f"omg: continuing run {rid}")
+        try:
+            return resume_run(
+                rid,
+                self.environment(rid),
+                self.options,
+                retry_failed=retry_failed,
+                decision=decision,
+                stamp=self.stamp(),
+            )
+        except MovedOn as lost:
+            self.lost(rid, lost)
+            return None
+        except StateError as exc:
+            if "failed at" in str(exc):  # a failed run: report it, do not refuse the job
+                self.notes.append(str(exc))
+                return None
+            raise
+
+    def lost(self, rid: str, why: MovedOn) -> None:
+        """Another leg of this run won the compare-and-swap: this one ends, having spent nothing."""
+        self.notes.append(f"another leg advanced run {rid} first; this leg ran nothing ({why})")
+        _say(f"omg: {self.notes[-1]}")
+        self.fetch(rid)  # report what the winner recorded
+
+    def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State:
+        from omg.leg.notes import note
+
+        return note(rid, self.environment(rid), kind, fields, what)  # type: ignore[arg-type]
+
+    def supersede(self, old: str, new_head: str) -> None:
+        """The old head's run stops counting: recorded on it, so no decision on it lands."""
+        if not self.fetch(old):
+            return
+        state = RunDir(self.args.runs_dir / old).read_state()
+        if state["status"] in ("passed", "failed", "superseded"):
+            return
+        who = self.gh.actor or "github"
+        try:
+            self.note(
+                old,
+                "run_superseded",
+                {
+                    "head_sha": new_head,
+                    "by": who,
+                    "reason": f"the pull request moved to {new_head[:12]}",
+                },
+                f"superseded by {new_head[:12]}",
+            )
+        except MovedOn:
+            self.fetch(old)
+            return self.supersede(old, new_head)
+        self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
+
+    def stale_or_wrong(self, rid: str, cmd: Command, login: str) -> str | None:
+        """Why a decision does not answer the run's current pause, or None when it does."""
+        from omg.leg.decisions import check
+        from omg.leg.notes import progress_seq
+
+        rundir = RunDir(self.args.runs_dir / rid)
+        state = rundir.read_state()
+        if self.already_applied(rid, cmd, login):
+            return None
+        try:
+            check(state, Decision(cmd.gate, cmd.verb == "approve", login, cmd.reason))
+        except StateError as exc:
+            return str(exc)
+        if not cmd.ref:
+            return None
+        commits = self.environment(rid).commits
+        assert commits is not None
+        judged = commits.state_seq(cmd.ref)
+        if judged is None or judged[0] != rid:
+            return f"@{cmd.ref} is not a state of run {rid}; copy the command from the omg comment"
+        if judged[1] < progress_seq(rundir):
+            return (
+                f"@{cmd.ref} is a stale state of run {rid}: the run has moved on since; "
+                "decide again with the command in the updated omg comment"
+            )
+        return None
+
+    def already_applied(self, rid: str, cmd: Command, login: str) -> bool:
+        """This very decision is on record (a re-run of the job that recorded it)."""
+        state = RunDir(self.args.runs_dir / rid).read_state()
+        got = state["gates"].get(cmd.gate)
+        want = "approve" if cmd.verb == "approve" else "reject"
+        return (
+            got is not None
+            and got["decision"] == want
+            and got["by"] == login
+            and got["reason"] == cmd.reason
+            and state["paused_at"] != cmd.gate
+        )
+
+    def refuse(
+        self, rid: str, number: int, comment_id: int, login: str, cmd: Command, why: str
+    ) -> int:
+        """Record the refusal on the run, answer the comment once, and change nothing else."""
+        written = f"{cmd.text} (comment {comment_id})"
+        rundir = RunDir(self.args.runs_dir / rid)
+        seen = any(
+            ev["event"] == "decision_refused" and ev.get("command") == written
+            for ev in rundir.read_events()
+        )
+        if not seen:
+            fields: EventFields = {"by": login, "reason": why, "command": written}
+            if cmd.gate:
+                fields["node_id"] = cmd.gate
+            try:
+                self.note(rid, "decision_refused", fields, f"{cmd.verb} by {login} refused")
+            except MovedOn:
+                self.fetch(rid)
+                return self.refuse(rid, number, comment_id, login, cmd, why)
+        key = f"<!-- omg:reply={comment_id} -->"
+        self.api.post_once(number, key, f"{key}\n@{login} omg refused `{cmd.text}`: {why}.")
+        self.notes.append(f"refused {cmd.text!r} from {login}: {why}")
+        _say(f"omg: {self.notes[-1]}")
+        return self.report_only(rid, number)
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
+        from omg.leg.notes import progress_seq
+
+        env = self.environment(rid)
+        assert env.commits is not None
+        rundir = RunDir(self.args.runs_dir / rid)
+        ref = env.commits.pause_ref(progress_seq(rundir)) or env.commits.repo.run_head(rid) or ""
+        head = state.get("pull_request", {}).get("head_sha", "")
+        note = " ".join(self.notes)
+        status = state["status"]
+        if status == "paused" and state["paused_at"]:
+            return Situation("paused", state["paused_at"], ref, head, "gate", note)
+        if status == "paused":
+            return Situation("continuing", "", ref, head, "dispatch", note)
+        if status == "running":  # a leg lost its race or was cut: the next leg picks it up
+            return Situation("continuing", "", ref, head, "none", note)
+        return Situation(status, "", ref, head, "none", note)
+
+    def links(self, rid: str) -> Links:
+        return Links(self.gh.tree_url(f"omg/runs/{rid}"), self.gh.run_url)
+
+    def report_only(
+        self, rid: str, number: int | None, reply: tuple[str, str] | None = None
+    ) -> int:
+        return self.finish(None, number=number, rid=rid, reply=reply)
+
+    def finish(
+        self,
+        end: LegEnd | None,
+        *,
+        number: int | None,
+        rid: str | None = None,
+        reply: tuple[str, str] | None = None,
+    ) -> int:
+        """Outputs, summary, annotations and the sticky comment; then the next leg, if due."""
+        from omg.graph.load import graph_from_snapshot
+
+        run_id = end.run_id if end is not None else rid
+        if run_id is None:  # a leg that lost its race before the run existed anywhere
+            return self.skip(" ".join(self.notes) or "nothing ran", quiet=False)
+        rundir = RunDir(self.args.runs_dir / run_id)
+        state = rundir.read_state()
+        graph = (
+            end.graph
+            if end is not None
+            else graph_from_snapshot(state["graph"], state["graph_source"])
+        )
+        events = list(rundir.read_events())
+        sit = self.situation(run_id, state, end)
+        values = {
+            "status": sit.status,
+            "run-id": run_id,
+            "gate": sit.gate,
+            "next": sit.next,
+            "cost-usd": f"{state['cost_usd']:.4f}",
+            "state-ref": sit.state_ref,
+        }
+        try:
+            if sit.next == "dispatch":
+                values["next"] = self.dispatch(run_id)
+                sit = Situation(
+                    sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
+                )
+                rundir_state = rundir.read_state()
+                state, events = rundir_state, list(rundir.read_events())
+            commands, cut = annotation_lines(graph, state, state["graph_source"], self.findings)
+            for line in commands:
+                print(line)
+            links = self.links(run_id)
+            outputs.write_summary(
+                self.gh.summary, markdown(graph, state, events, sit, links, rows=1000, extra=cut)
+            )
+            if number is not None:
+                body = comment(graph, state, events, sit, links, number)
+                self.api.upsert_comment(number, marker(number, graph.name), body)
+                if reply is not None:
+                    key, login = reply
+                    self.api.post_once(
+                        number,
+                        key,
+                        f"{key}\n@{login} run `{run_id}`: "
+                        f"{sit.status}; the omg comment above has the details.",
+                    )
+        finally:
+            outputs.write_outputs(self.gh.output, values)
+        _say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
+        return exits.FAILED if sit.status == "failed" else exits.PASSED
+
+    def dispatch(self, rid: str) -> str:
+        """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).
+
+        It runs on the branch this workflow came from, or on the default branch when that is a
+        pull request's merge ref: the same trusted workflow file a comment leg runs.
+        """
+        workflow = self.args.dispatch_workflow or self.gh.workflow_file
+        ref = self.gh.workflow_branch or self.default_branch
+        if not workflow or not ref:
+            self.notes.append(
+                "the leg budget ran out with work left, but the workflow file or branch is "
+                "unknown, so no next leg was dispatched; dispatch it with run-id " + rid
+            )
+            return "none"
+        sent = self.api.dispatch(workflow, ref, {"run-id": rid}, title=rid)
+        fields: EventFields = {}
+        if sent.get("workflow_run_id"):
+            fields["workflow_run_id"] = sent["workflow_run_id"]
+        if sent.get("url"):
+            fields["url"] = sent["url"]
+        self.note(rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}")
+        return "dispatch"
+
+    def skip(self, why: str, *, quiet: bool = True) -> int:
+        """Nothing to run: say why (unless ``quiet``), push nothing, exit 0."""
+        if not quiet:
+            _say(f"omg: {why}")
+            outputs.write_summary(self.gh.summary, f"### omg · nothing to run\n\n{why}.\n")
+        outputs.write_outputs(
+            self.gh.output,
+            {
+                "status": "skipped",
+                "run-id": "",
+                "gate": "",
+                "next": "none",
+                "cost-usd": "0.0000",
+                "state-ref": "",
+            },
+        )
+        return exits.PASSED

@@ -1,0 +1,206 @@
+"""The report: a leg's outcome as Markdown (sticky PR comment, step summary) and annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from omg import schedule
+from omg.cli import ledger
+from omg.github.annotations import ANNOTATION_CAP, workflow_command
+from omg.github.outputs import clip_markdown
+from omg.graph.findings import Finding
+from omg.graph.mermaid import render_mermaid
+from omg.graph.model import Graph
+from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.state import Event, State
+from omg.state.ledger import ledger as book_of
+
+#: A GitHub comment holds at most 65,536 characters; omg keeps well under it.
+COMMENT_CAP = 60_000
+#: Past this many nodes a diagram helps nobody (and Mermaid refuses large texts).
+MERMAID_NODES = 200
+SUMMARY_ROWS = 1000
+COMMENT_ROWS = 60
+
+ICON = {
+    "passed": "✅",
+    "failed": "❌",
+    "paused": "⏸️",
+    "continuing": "🔁",
+    "superseded": "⏭️",
+    "running": "▶️",
+}
+
+
+@dataclass(frozen=True)
+class Links:
+    run_branch: str = ""
+    workflow_run: str = ""
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the report says about the run: its status word, the gate, the judged state."""
+
+    status: str  # passed | failed | paused | continuing | superseded | running
+    gate: str = ""
+    state_ref: str = ""  # the full commit a decision is bound to
+    head_sha: str = ""
+    next: str = "none"  # none | gate | dispatch
+    note: str = ""  # one line of what else happened (a refusal, a supersede, a dispatch)
+
+
+def marker(number: int, graph_name: str) -> str:
+    """The hidden line that finds the sticky comment of a PR and graph again, on any machine."""
+    return f"<!-- omg:sticky pr={number} graph={graph_name} -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+
+
+def _table(graph: Graph, events: Sequence[Event], limit: int) -> str:
+    rows = ledger.execution_rows(graph, book_of(events, ledger.limits(graph)))
+    head = ledger.EXECUTION_COLUMNS
+    shown = rows
+    if len(rows) > limit:  # keep what needs eyes: anything not passed, then the newest
+        busy = [r for r in rows if not r[2].startswith("PASS")]
+        rest = [r for r in rows if r[2].startswith("PASS")]
+        shown = (busy + rest[::-1])[:limit]
+    lines = [
+        "| " + " | ".join(h.lower() for h in head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in shown]
+    if len(rows) > len(shown):
+        lines.append(f"\n_{len(rows) - len(shown):,} more rows: `omg status RUN_ID` lists all._")
+    return "\n".join(lines)
+
+
+def diagram(graph: Graph, state: State) -> str:
+    if len(graph.nodes) > MERMAID_NODES:
+        return (
+            f"_The graph has {len(graph.nodes):,} nodes, too many for a diagram; "
+            "`omg graph FILE` renders it._"
+        )
+    status = {
+        nid: {"awaiting": "paused"}.get(s, s)
+        for nid, s in schedule.statuses(graph, state["nodes"]).items()
+    }
+    if state["paused_at"]:
+        status[state["paused_at"]] = "paused"
+    for gate in state["gates"]:
+        if gate.endswith(EXHAUSTED_GATE_SUFFIX):
+            status.setdefault(gate, "passed")
+    return "```mermaid\n" + render_mermaid(graph, status) + "```"
+
+
+def gate_commands(gate: str, ref: str) -> str:
+    short = f" @{ref[:7]}" if ref else ""
+    return f"```\n/omg approve {gate}{short}\n/omg reject {gate}{short} <reason>\n```"
+
+
+def _headline(graph: Graph, state: State, sit: Situation) -> str:
+    word = {
+        "paused": f"paused at gate `{sit.gate}`" if sit.gate else "paused",
+        "continuing": "continuing in the next leg",
+        "superseded": "superseded by a newer head",
+    }.get(sit.status, sit.status)
+    return f"### {ICON.get(sit.status, '')} omg · `{graph.name}` · {word}".replace("  ", " ")
+
+
+def _next(graph: Graph, state: State, sit: Situation) -> str:
+    if sit.next == "gate":
+        question = graph.node(sit.gate).description if sit.gate in graph.by_id else ""
+        ask = f" {question.strip()}" if question else ""
+        return (
+            f"**Next:** a person with write access decides gate `{sit.gate}`.{ask} "
+            f"Comment:\n\n{gate_commands(sit.gate, sit.state_ref)}"
+        )
+    if sit.next == "dispatch":
+        return "**Next:** the next leg was dispatched; this comment updates when it ends."
+    if sit.status == "failed":
+        return "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes."
+    if sit.status == "superseded":
+        return "**Next:** nothing here; the run for the new head reports below or in its comment."
+    return "**Next:** nothing; the run is settled."
+
+
+def markdown(
+    graph: Graph,
+    state: State,
+    events: Sequence[Event],
+    sit: Situation,
+    links: Links,
+    *,
+    rows: int,
+    extra: str = "",
+) -> str:
+    """The report body: headline, what was judged, the next step, the ledger and the diagram."""
+    where = [f"run `{state['run_id']}`"]
+    if sit.head_sha:
+        where.insert(0, f"judging head `{sit.head_sha[:7]}`")
+    if sit.state_ref:
+        where.append(f"state `{sit.state_ref[:7]}`")
+    if links.run_branch:
+        where.append(f"[run branch]({links.run_branch})")
+    if links.workflow_run:
+        where.append(f"[workflow run]({links.workflow_run})")
+    cost = f"${state['cost_usd']:.4f}"
+    parts = [
+        _headline(graph, state, sit),
+        " · ".join(where),
+        _next(graph, state, sit),
+    ]
+    if sit.note:
+        parts.append(f"> {sit.note}")
+    parts += [
+        f"**Spent:** {cost} over {len(state['legs'])} leg(s).",
+        _table(graph, events, rows),
+        diagram(graph, state),
+    ]
+    if extra:
+        parts.append(extra)
+    return "\n\n".join(parts) + "\n"
+
+
+def comment(
+    graph: Graph, state: State, events: Sequence[Event], sit: Situation, links: Links, number: int
+) -> str:
+    body = markdown(graph, state, events, sit, links, rows=COMMENT_ROWS)
+    return marker(number, graph.name) + "\n" + clip_markdown(body, COMMENT_CAP)
+
+
+def annotation_lines(
+    graph: Graph, state: State, source: str, findings: Sequence[Finding]
+) -> tuple[list[str], str]:
+    """Workflow commands for failed nodes (errors) and lint advisories (warnings), each kind
+    capped at GitHub's 10 per step; and a summary line counting what the cap left out."""
+    failed = [(nid, rec) for nid, rec in state["nodes"].items() if rec["verdict"] == "FAIL"]
+    errors = [
+        workflow_command(
+            "error",
+            str(rec.get("detail") or "failed")[:500],
+            {"file": source, "title": f"omg: node {nid} failed ({rec.get('cause') or 'FAIL'})"},
+        )
+        for nid, rec in failed
+    ]
+    warns = [
+        workflow_command(
+            "warning",
+            f.message,
+            {"file": f.file, **({"line": f.line} if f.line else {}), "title": f"omg lint {f.code}"},
+        )
+        for f in findings
+        if f.severity != "error"
+    ]
+    left = max(0, len(errors) - ANNOTATION_CAP) + max(0, len(warns) - ANNOTATION_CAP)
+    note = ""
+    if left:
+        note = (
+            f"_{len(errors)} failed node(s) and {len(warns)} lint advisory(ies); GitHub shows "
+            f"{ANNOTATION_CAP} of each kind per step, so {left} are listed only here "
+            "(`omg status` and `omg lint` list all)._"
+        )
+    return errors[:ANNOTATION_CAP] + warns[:ANNOTATION_CAP], note

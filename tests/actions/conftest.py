@@ -1,0 +1,31 @@
+"""Fixtures for the workflow simulation: the REST stand-in and the repository on "GitHub"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from githttp import serving
+
+from .kit import TOKEN, Repo
+from .stand_in import StandIn
+
+
+@pytest.fixture
+def api() -> Iterator[StandIn]:
+    stand_in = StandIn(permissions={"Codertocat": "admin", "octocat": "write", "reader": "read"})
+    server = stand_in.start()
+    yield stand_in
+    server.shutdown()
+
+
+@pytest.fixture
+def github(tmp_path: Path, api: StandIn) -> Iterator[Callable[[str], Repo]]:
+    """The repository on "GitHub": origin over smart HTTP behind the token, and the API."""
+    with serving(tmp_path / "github", TOKEN) as server:
+
+        def make(graph: str) -> Repo:
+            return Repo(tmp_path, api, graph, server)
+
+        yield make

@@ -1,0 +1,305 @@
+"""Workflow runs the way GitHub runs them: a bare origin, a fresh depth-1 checkout per job,
+GitHub's environment variables, real webhook payloads, and the REST stand-in.
+
+`Repo` is the repository on "GitHub" (a bare origin written with pygit2, PR heads published
+as ``refs/pull/<n>/head`` the way GitHub keeps them); `Repo.job` is one workflow job running
+``omg leg`` as a real subprocess in its own fresh clone, returning what the job produced.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from githttp import GitHttpServer
+
+from .stand_in import REPO, StandIn
+
+PAYLOADS = Path(__file__).parent / "payloads"
+TOKEN = "ghs_simulatedWorkflowToken0123456789"  # a fake; tests prove it never leaks
+SIG = pygit2.Signature("Codertocat", "codertocat@example.com")
+WORKFLOW = "omg-review.yml"
+RESUME = "omg-resume.yml"
+GRAPH_PATH = "graphs/pr.yaml"
+
+
+def payload(name: str) -> dict[str, Any]:
+    """A vendored @octokit/webhooks-examples payload, re-pointed at the simulated repository."""
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{name}.json").read_text())
+    owner, repo = REPO.split("/")
+    data["repository"]["full_name"] = REPO
+    data["repository"]["name"] = repo
+    data["repository"]["owner"]["login"] = owner
+    data["repository"]["default_branch"] = "main"
+    return data
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT as the runner reads it: ``name=value`` lines and ``name<<DELIM`` blocks."""
+    out: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delim = line.split("<<", 1)
+            body = []
+            for inner in lines:
+                if inner == delim:
+                    break
+                body.append(inner)
+            else:
+                raise AssertionError(f"output {name}: delimiter {delim} never closes")
+            out[name] = "\n".join(body)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            out[name] = value
+    return out
+
+
+@dataclass
+class Job:
+    """What one workflow job left behind."""
+
+    rc: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+    clone: Path
+    env: dict[str, str]
+
+    @property
+    def annotations(self) -> list[str]:
+        return [ln for ln in self.stdout.splitlines() if ln.startswith("::")]
+
+
+@dataclass
+class Repo:
+    """The simulated GitHub repository: origin, pull requests, the API stand-in."""
+
+    root: Path
+    api: StandIn
+    graph: str
+    server: GitHttpServer  # origin, over smart HTTP behind the workflow token, as on GitHub
+    origin: Path = field(init=False)
+    jobs: int = 0
+    heads: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.origin = self.server.bare
+        self.main = self.commit("refs/heads/main", {GRAPH_PATH: self.graph, "README.md": "hi\n"})
+
+    # -- the repository on GitHub -------------------------------------------------------
+
+    def commit(self, ref: str, files: dict[str, str], parent: str | None = None) -> str:
+        repo = pygit2.Repository(str(self.origin))
+        base = repo.get(parent) if parent else None
+        tree = self._tree(repo, files, base.tree if base is not None else None)
+        parents = [parent] if parent else []
+        oid = repo.create_commit(None, SIG, SIG, f"update {', '.join(files)}", tree, parents)
+        repo.references.create(ref, oid, force=True)
+        return str(oid)
+
+    def _tree(self, repo: pygit2.Repository, files: dict[str, str], base: Any) -> pygit2.Oid:
+        index = pygit2.Index()
+        if base is not None:
+            index.read_tree(base)
+        for path, text in files.items():
+            blob = repo.create_blob(text.encode())
+            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+        return index.write_tree(repo)
+
+    def push_pr(self, number: int, files: dict[str, str], branch: str = "feature") -> str:
+        """Push to the PR's branch; GitHub moves ``refs/pull/<n>/head`` with it."""
+        parent = self.heads.get(number, self.main)
+        sha = self.commit(f"refs/heads/{branch}", files, parent)
+        self.commit_ref(f"refs/pull/{number}/head", sha)
+        self.heads[number] = sha
+        self.api.set_pull(number, sha, branch)
+        return sha
+
+    def commit_ref(self, ref: str, sha: str) -> None:
+        pygit2.Repository(str(self.origin)).references.create(ref, sha, force=True)
+
+    def run_branches(self) -> list[str]:
+        repo = pygit2.Repository(str(self.origin))
+        return sorted(r for r in repo.references if r.startswith("refs/heads/omg/runs/"))
+
+    def run_file(self, run_id: str, name: str) -> str:
+        repo = pygit2.Repository(str(self.origin))
+        commit = repo.revparse_single(f"refs/heads/omg/runs/{run_id}")
+        return str(commit.tree[name].data.decode())
+
+    def run_state(self, run_id: str) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads(self.run_file(run_id, "state.json"))
+        return state
+
+    def node_starts(self, run_id: str) -> list[str]:
+        return [e["node_id"] for e in self.run_events(run_id) if e["event"] == "node_started"]
+
+    def run_events(self, run_id: str) -> list[dict[str, Any]]:
+        return [json.loads(ln) for ln in self.run_file(run_id, "events.jsonl").splitlines()]
+
+    # -- events -------------------------------------------------------------------------
+
+    def pr_event(self, action: str, number: int, *, before: str = "") -> dict[str, Any]:
+        name = action if action in ("opened", "synchronize", "reopened") else "ready_for_review"
+        data = payload(f"pull_request.{name}")
+        data["action"] = action
+        data["number"] = number
+        pr = data["pull_request"]
+        pr["number"] = number
+        pr["draft"] = False
+        pr["head"]["sha"] = self.heads[number]
+        pr["head"]["ref"] = "feature"
+        pr["head"]["repo"] = copy.deepcopy(data["repository"])
+        pr["base"]["repo"] = copy.deepcopy(data["repository"])
+        if before:
+            data["before"], data["after"] = before, self.heads[number]
+        return data
+
+    def comment_event(
+        self, number: int, body: str, login: str, association: str, *, bot: bool = False
+    ) -> dict[str, Any]:
+        data = payload("issue_comment.created")
+        data["issue"]["number"] = number
+        data["issue"]["pull_request"] = {
+            "url": f"https://api.github.com/repos/{REPO}/pulls/{number}",
+        }
+        c = self.api.add_comment(number, body, login)  # GitHub has the comment before the job
+        data["comment"]["id"] = c["id"]
+        data["comment"]["body"] = body
+        data["comment"]["user"]["login"] = login
+        data["comment"]["user"]["type"] = "Bot" if bot else "User"
+        data["comment"]["author_association"] = association
+        return data
+
+    def dispatch_event(self, inputs: dict[str, str]) -> dict[str, Any]:
+        data = payload("workflow_dispatch")
+        data["inputs"] = inputs
+        data["workflow"] = f".github/workflows/{RESUME}"
+        return data
+
+    # -- one workflow job ---------------------------------------------------------------
+
+    def checkout(self, clone: Path, ref: str, sha: str | None) -> None:
+        """What actions/checkout does: init, fetch one commit of ``ref`` at depth 1, check out."""
+        clone.mkdir(parents=True)
+        git(clone, "init", "-q")
+        git(clone, "remote", "add", "origin", self.server.url)
+        basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+        auth = ["-c", f"http.extraHeader=Authorization: Basic {basic}"]  # not persisted
+        fetch = [*auth, "fetch", "-q", "--no-tags", "--depth=1", "origin"]
+        if ref.startswith("refs/pull/"):
+            git(clone, *fetch, f"+{ref}:refs/remotes/origin/pr")
+            git(clone, "checkout", "-q", "--detach", sha or "refs/remotes/origin/pr")
+        else:
+            branch = ref.removeprefix("refs/heads/")
+            git(clone, *fetch, f"+{ref}:refs/remotes/origin/{branch}")
+            git(clone, "checkout", "-q", "-B", branch, f"refs/remotes/origin/{branch}")
+
+    def job(
+        self,
+        event_name: str,
+        event: dict[str, Any],
+        *,
+        actor: str = "Codertocat",
+        run_id: int | None = None,
+        attempt: int = 1,
+        extra: dict[str, str] | None = None,
+        start: bool = False,
+    ) -> Job | subprocess.Popen[str]:
+        """Run one job; with ``start`` return the running process (for races) instead."""
+        self.jobs += 1
+        n = self.jobs
+        runner = self.root / f"runner-{n}"
+        work = runner / "work"
+        temp = runner / "temp"
+        temp.mkdir(parents=True)
+        if event_name == "pull_request":
+            number = event["number"]
+            self.checkout(work, f"refs/pull/{number}/head", event["pull_request"]["head"]["sha"])
+            gh_ref = f"refs/pull/{number}/merge"
+            workflow_ref = f"{REPO}/.github/workflows/{WORKFLOW}@{gh_ref}"
+        else:
+            self.checkout(work, "refs/heads/main", None)
+            gh_ref = "refs/heads/main"
+            workflow_ref = f"{REPO}/.github/workflows/{RESUME}@{gh_ref}"
+        event_path = temp / "event.json"
+        event_path.write_text(json.dumps(event))
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(runner / "home"),
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": self.api.url,
+            "GITHUB_SERVER_URL": self.server.url.rsplit("/", 1)[0],
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_OUTPUT": str(temp / "output"),
+            "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
+            "GITHUB_WORKFLOW_REF": workflow_ref,
+            "GITHUB_REF": gh_ref,
+            "GITHUB_SHA": self.main,
+            "GITHUB_ACTOR": actor,
+            "GITHUB_RUN_ID": str(run_id if run_id is not None else 7000 + n),
+            "GITHUB_RUN_ATTEMPT": str(attempt),
+            "OMG_GRAPH": GRAPH_PATH,
+            "OMG_RUN_ID": "",  # the action passes every input, empty when unset
+            "OMG_MAX_MINUTES": "",
+            "OMG_MAX_NODES": "",
+            "OMG_PUSH": "origin",
+            "OMG_DISPATCH_WORKFLOW": RESUME,
+            "OMG_INPUTS": "",
+            **(extra or {}),
+        }
+        (runner / "home").mkdir()
+        argv = [sys.executable, "-m", "omg", "leg"]
+        if start:
+            return subprocess.Popen(
+                argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=120)
+        return self.result(done.returncode, done.stdout, done.stderr, work, env)
+
+    @staticmethod
+    def result(rc: int, stdout: str, stderr: str, work: Path, env: dict[str, str]) -> Job:
+        out = Path(env["GITHUB_OUTPUT"])
+        summary = Path(env["GITHUB_STEP_SUMMARY"])
+        return Job(
+            rc,
+            stdout,
+            stderr,
+            parse_outputs(out.read_text()) if out.exists() else {},
+            summary.read_text() if summary.exists() else "",
+            work,
+            env,
+        )
+
+    def run(self, event_name: str, event: dict[str, Any], **kw: Any) -> Job:
+        job = self.job(event_name, event, **kw)
+        assert isinstance(job, Job)
+        return job

@@ -1,0 +1,200 @@
+"""A loopback stand-in for the GitHub REST API: the endpoints `omg leg` calls, with faults.
+
+It keeps what GitHub keeps between workflow runs (comments, dispatched runs), answers the
+collaborator-permission API from a table, records every request, and injects the failures a
+real job meets: a 502 after the change was applied, a 429 with ``Retry-After``, a secondary
+rate limit (403).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+REPO = "Codertocat/Hello-World"
+
+
+@dataclass
+class Fault:
+    """Answer the next ``times`` requests matching ``method`` and ``path`` (a regex) badly.
+
+    ``kind``: ``502-after`` applies the request, then answers 502 (the uncertain case);
+    ``502`` answers 502 without applying; ``429`` and ``403-limit`` are rate limits.
+    """
+
+    method: str
+    path: str
+    kind: str
+    times: int = 1
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: Any
+    authorization: str
+
+
+@dataclass
+class StandIn:
+    repo: str = REPO
+    permissions: dict[str, str] = field(default_factory=dict)  # login → admin|write|read|…
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)  # dispatched workflow runs
+    faults: list[Fault] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
+    run_details: bool = True  # whether a dispatch returns the new run's id
+    url: str = ""
+    _next_id: int = 9000
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- what tests set up and read -----------------------------------------------------
+
+    def set_pull(self, number: int, head_sha: str, head_ref: str, *, fork: bool = False) -> None:
+        head_repo = "someone/Hello-World" if fork else self.repo
+        self.pulls[number] = {
+            "number": number,
+            "head": {"sha": head_sha, "ref": head_ref, "repo": {"full_name": head_repo}},
+            "base": {"ref": "main", "repo": {"full_name": self.repo}},
+        }
+
+    def comments_on(self, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.comments if c["issue"] == number]
+
+    def calls(self, method: str, pattern: str = "") -> list[Request]:
+        return [r for r in self.requests if r.method == method and re.search(pattern, r.path)]
+
+    def add_comment(self, number: int, body: str, login: str = "someone") -> dict[str, Any]:
+        with self._lock:
+            self._next_id += 1
+            c = {
+                "id": self._next_id,
+                "issue": number,
+                "body": body,
+                "user": {"login": login, "type": "User"},
+                "html_url": f"https://github.com/{self.repo}/pull/{number}#c{self._next_id}",
+            }
+            self.comments.append(c)
+            return c
+
+    # -- the server -----------------------------------------------------------------------
+
+    def handle(self, method: str, target: str, body: Any, auth: str) -> tuple[int, Any, dict]:
+        parts = urlsplit(target)
+        path, query = parts.path, parse_qs(parts.query)
+        self.requests.append(Request(method, target, body, auth))
+        fault = self._fault(method, path)
+        if fault is not None and fault.kind == "429":
+            return 429, {"message": "API rate limit exceeded"}, {"Retry-After": "1"}
+        if fault is not None and fault.kind == "403-limit":
+            return (
+                403,
+                {"message": "You have exceeded a secondary rate limit."},
+                {"Retry-After": "1"},
+            )
+        if fault is not None and fault.kind == "502":
+            return 502, {"message": "Bad Gateway"}, {}
+        status, answer = self._route(method, path, query, body)
+        if fault is not None and fault.kind == "502-after":
+            return 502, {"message": "Bad Gateway"}, {}
+        return status, answer, {}
+
+    def _fault(self, method: str, path: str) -> Fault | None:
+        for f in self.faults:
+            if f.times > 0 and f.method == method and re.search(f.path, path):
+                f.times -= 1
+                return f
+        return None
+
+    def _route(
+        self, method: str, path: str, query: dict[str, list[str]], body: Any
+    ) -> tuple[int, Any]:
+        base = f"/repos/{self.repo}"
+        if not path.startswith(base):
+            return 404, {"message": "Not Found"}
+        rest = path[len(base) :]
+        if m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
+            held = self.permissions.get(m.group(1))
+            if held is None:
+                return 404, {"message": f"{m.group(1)} is not a user"}
+            return 200, {"permission": "write" if held == "maintain" else held, "role_name": held}
+        if m := re.fullmatch(r"/pulls/(\d+)", rest):
+            pr = self.pulls.get(int(m.group(1)))
+            return (200, pr) if pr else (404, {"message": "Not Found"})
+        if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            number = int(m.group(1))
+            if method == "POST":
+                return 201, self.add_comment(number, body["body"], login="github-actions[bot]")
+            per = int(query.get("per_page", ["30"])[0])
+            page = int(query.get("page", ["1"])[0])
+            mine = self.comments_on(number)
+            return 200, mine[(page - 1) * per : page * per]
+        if m := re.fullmatch(r"/issues/comments/(\d+)", rest):
+            found = next((c for c in self.comments if c["id"] == int(m.group(1))), None)
+            if found is None:
+                return 404, {"message": "Not Found"}
+            found["body"] = body["body"]
+            return 200, found
+        if m := re.fullmatch(r"/actions/workflows/([^/]+)/dispatches", rest):
+            with self._lock:
+                self._next_id += 1
+                run = {
+                    "id": self._next_id,
+                    "workflow": m.group(1),
+                    "ref": body["ref"],
+                    "inputs": body.get("inputs", {}),
+                    "display_title": f"omg {body.get('inputs', {}).get('run-id', '')}",
+                    "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "html_url": f"https://github.com/{self.repo}/actions/runs/{self._next_id}",
+                    "event": "workflow_dispatch",
+                }
+                self.runs.append(run)
+            if self.run_details and body.get("return_run_details"):
+                return 200, {
+                    "workflow_run_id": run["id"],
+                    "run_url": "",
+                    "html_url": run["html_url"],
+                }
+            return 204, None
+        if m := re.fullmatch(r"/actions/workflows/([^/]+)/runs", rest):
+            mine = [r for r in self.runs if r["workflow"] == m.group(1)]
+            return 200, {"total_count": len(mine), "workflow_runs": list(reversed(mine))}
+        return 404, {"message": "Not Found"}
+
+    def start(self) -> ThreadingHTTPServer:
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                size = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(size) if size else b""
+                body = json.loads(raw) if raw else None
+                auth = self.headers.get("Authorization", "")
+                status, answer, headers = stand_in.handle(self.command, self.path, body, auth)
+                data = b"" if answer is None else json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PATCH = _answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
