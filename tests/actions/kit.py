@@ -95,6 +95,19 @@ class Job:
 
 
 @dataclass
+class Running:
+    """A job still running (for races): ``wait`` gives what it left behind."""
+
+    proc: subprocess.Popen[str]
+    work: Path
+    env: dict[str, str]
+
+    def wait(self) -> Job:
+        out, err = self.proc.communicate(timeout=120)
+        return Repo.result(self.proc.returncode, out, err, self.work, self.env)
+
+
+@dataclass
 class Repo:
     """The simulated GitHub repository: origin, pull requests, the API stand-in."""
 
@@ -229,7 +242,7 @@ class Repo:
         attempt: int = 1,
         extra: dict[str, str] | None = None,
         start: bool = False,
-    ) -> Job | subprocess.Popen[str]:
+    ) -> Job | Running:
         """Run one job; with ``start`` return the running process (for races) instead."""
         self.jobs += 1
         n = self.jobs
@@ -279,9 +292,10 @@ class Repo:
         (runner / "home").mkdir()
         argv = [sys.executable, "-m", "omg", "leg"]
         if start:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
+            return Running(proc, work, env)
         done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=120)
         return self.result(done.returncode, done.stdout, done.stderr, work, env)
 

@@ -1,0 +1,140 @@
+"""Legs across jobs: a budgeted leg dispatches the next, re-runs execute nothing settled,
+two racing legs of one run end with exactly one advancing, `/omg retry` re-runs a failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .kit import RESUME, Repo, Running
+
+CHAIN = """\
+name: pr
+nodes:
+  - id: a
+    run: echo a
+  - id: b
+    depends_on: [a]
+    run: echo b
+  - id: c
+    depends_on: [b]
+    run: echo c
+"""
+
+SLOW = """\
+name: pr
+nodes:
+  - id: a
+    run: echo a
+  - id: b
+    depends_on: [a]
+    run: sleep 1 && echo b
+"""
+
+FLAKY = """\
+name: pr
+nodes:
+  - id: check
+    run: test -f fixed.txt || (echo "fixed.txt is missing" >&2; exit 3)
+"""
+
+Make = Callable[[str], Repo]
+
+
+def test_a_budgeted_leg_dispatches_the_next_and_the_next_leg_continues(github: Make) -> None:
+    gh = github(CHAIN)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    one = {"OMG_MAX_NODES": "1"}
+    first = gh.run("pull_request", gh.pr_event("opened", 2), extra=one)
+    assert first.rc == 0, first.stderr
+    assert first.outputs["status"] == "continuing" and first.outputs["next"] == "dispatch"
+    rid = first.outputs["run-id"]
+    [sent] = gh.api.runs
+    assert sent["workflow"] == RESUME and sent["ref"] == "main"
+    assert sent["inputs"] == {"run-id": rid}
+    [dispatched] = [e for e in gh.run_events(rid) if e["event"] == "leg_dispatched"]
+    assert dispatched["workflow_run_id"] == str(sent["id"])
+    assert gh.api.calls("POST", "dispatches")[0].authorization.startswith("Bearer ghs_")
+    legs = [first]
+    while legs[-1].outputs["next"] == "dispatch":
+        run = gh.api.runs[-1]
+        legs.append(
+            gh.run(
+                "workflow_dispatch", gh.dispatch_event(run["inputs"]), extra=one, run_id=run["id"]
+            )
+        )
+        assert legs[-1].rc == 0, legs[-1].stderr
+    assert [j.outputs["status"] for j in legs] == ["continuing", "continuing", "passed"]
+    assert gh.node_starts(rid) == ["a", "b", "c"]
+    ci = [e["ci"]["workflow_run_id"] for e in gh.run_events(rid) if e["event"] == "run_started"]
+    assert ci == [legs[0].env["GITHUB_RUN_ID"], *[str(r["id"]) for r in gh.api.runs[:2]]]
+
+
+def test_a_dispatch_without_run_details_still_continues(github: Make) -> None:
+    gh = github(CHAIN)
+    gh.api.run_details = False
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2), extra={"OMG_MAX_NODES": "2"})
+    assert first.outputs["next"] == "dispatch", first.stderr
+    [dispatched] = [
+        e for e in gh.run_events(first.outputs["run-id"]) if e["event"] == "leg_dispatched"
+    ]
+    assert "workflow_run_id" not in dispatched
+
+
+def test_a_rerun_job_executes_no_settled_node(github: Make) -> None:
+    gh = github(CHAIN)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    event = gh.pr_event("opened", 2)
+    first = gh.run("pull_request", event, run_id=4242)
+    assert first.outputs["status"] == "passed", first.stderr
+    rid = first.outputs["run-id"]
+    again = gh.run("pull_request", event, run_id=4242, attempt=2)
+    assert again.rc == 0, again.stderr
+    assert again.outputs["status"] == "passed"
+    assert gh.node_starts(rid) == ["a", "b", "c"]
+
+
+def test_a_rerun_of_an_approval_job_decides_once(github: Make) -> None:
+    gh = github(
+        CHAIN.replace(
+            "  - id: c\n    depends_on: [b]",
+            "  - id: g\n    type: gate\n    depends_on: [b]\n  - id: c\n    depends_on: [g]",
+        )
+    )
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2))
+    rid = first.outputs["run-id"]
+    approve = gh.comment_event(2, "/omg approve g", "octocat", "MEMBER")
+    done = gh.run("issue_comment", approve, run_id=5151)
+    assert done.outputs["status"] == "passed", done.stderr
+    again = gh.run("issue_comment", approve, run_id=5151, attempt=2)
+    assert again.rc == 0 and again.outputs["status"] == "passed", again.stderr
+    decided = [e for e in gh.run_events(rid) if e["event"] == "gate_approved"]
+    assert len(decided) == 1 and gh.node_starts(rid).count("c") == 1
+
+
+def test_two_racing_legs_of_one_run_advance_it_once(github: Make) -> None:
+    gh = github(SLOW)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2), extra={"OMG_MAX_NODES": "1"})
+    rid = first.outputs["run-id"]
+    inputs = {"run-id": rid}
+    procs = [gh.job("workflow_dispatch", gh.dispatch_event(inputs), start=True) for _ in range(2)]
+    jobs = [p.wait() for p in procs if isinstance(p, Running)]
+    assert [j.rc for j in jobs] == [0, 0], [j.stderr for j in jobs]
+    assert gh.node_starts(rid).count("b") == 1
+    loser = [j for j in jobs if "another leg advanced" in j.stderr]
+    assert len(loser) == 1, [j.stderr for j in jobs]
+    assert gh.run_state(rid)["status"] == "passed"
+
+
+def test_retry_comment_reruns_a_failed_node_on_the_pr_head(github: Make) -> None:
+    gh = github(FLAKY)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert first.rc == 1 and first.outputs["status"] == "failed", first.stderr
+    assert any(a.startswith("::error") and "check" in a for a in first.annotations)
+    rid = first.outputs["run-id"]
+    retry = gh.run("issue_comment", gh.comment_event(2, "/omg retry", "octocat", "MEMBER"))
+    assert retry.rc == 1 and retry.outputs["status"] == "failed", retry.stderr
+    assert gh.node_starts(rid) == ["check", "check"]

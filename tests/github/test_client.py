@@ -1,0 +1,78 @@
+"""The REST client against the loopback stand-in: retries, waits, and no repeated side effects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from actions.stand_in import Fault, StandIn
+
+from omg.errors import GitHubError
+from omg.github.client import GitHub
+
+
+@pytest.fixture
+def api() -> Iterator[StandIn]:
+    stand_in = StandIn(permissions={"alice": "admin", "mo": "maintain", "rita": "read"})
+    server = stand_in.start()
+    yield stand_in
+    server.shutdown()
+
+
+def client(api: StandIn, waits: list[float]) -> GitHub:
+    return GitHub(api.url, api.repo, "ghs_unit", sleep=waits.append)
+
+
+def test_permission_reads_role_names_and_treats_strangers_as_none(api: StandIn) -> None:
+    gh = client(api, [])
+    assert [gh.permission(u) for u in ("alice", "mo", "rita", "ghost")] == [
+        "admin",
+        "maintain",
+        "read",
+        "none",
+    ]
+
+
+def test_a_lost_answer_to_a_post_does_not_post_twice(api: StandIn) -> None:
+    waits: list[float] = []
+    api.faults = [Fault("POST", "/issues/5/comments", "502-after", times=2)]
+    cid = client(api, waits).post_once(5, "<!-- k -->", "<!-- k -->\nhello")
+    assert [c["id"] for c in api.comments_on(5)] == [cid]
+    assert waits == [1.0]
+
+
+def test_rate_limits_wait_as_long_as_github_says(api: StandIn) -> None:
+    waits: list[float] = []
+    api.faults = [Fault("GET", "/pulls/3", "429"), Fault("GET", "/pulls/3", "403-limit")]
+    api.set_pull(3, "a" * 40, "topic")
+    assert client(api, waits).pull(3).head_sha == "a" * 40
+    assert waits == [1.0, 1.0]
+
+
+def test_a_long_wait_is_refused_rather_than_slept(api: StandIn) -> None:
+    gh = GitHub(api.url, api.repo, "t", sleep=lambda s: None, max_wait=0.5)
+    api.faults = [Fault("GET", "/pulls/3", "429")]
+    with pytest.raises(GitHubError, match="asks to wait 1s"):
+        gh.pull(3)
+
+
+def test_upsert_finds_its_comment_across_pages(api: StandIn) -> None:
+    for i in range(130):
+        api.add_comment(7, f"chatter {i}")
+    gh = client(api, [])
+    first = gh.upsert_comment(7, "<!-- sticky -->", "<!-- sticky -->\nv1")
+    second = gh.upsert_comment(7, "<!-- sticky -->", "<!-- sticky -->\nv2")
+    assert first == second and len(api.comments_on(7)) == 131
+    assert api.comments_on(7)[-1]["body"].endswith("v2")
+
+
+def test_a_dispatch_whose_answer_was_lost_is_found_by_its_title(api: StandIn) -> None:
+    waits: list[float] = []
+    api.faults = [Fault("POST", "/dispatches", "502-after")]
+    got = client(api, waits).dispatch("omg-resume.yml", "main", {"run-id": "r1"}, title="r1")
+    assert len(api.runs) == 1 and got["workflow_run_id"] == str(api.runs[0]["id"])
+
+
+def test_a_refusal_says_what_the_token_lacks(api: StandIn) -> None:
+    with pytest.raises(GitHubError, match=r"HTTP 404 .*not found, or the token cannot see it"):
+        client(api, []).pull(99)

@@ -1,0 +1,40 @@
+"""GITHUB_OUTPUT's multi-line syntax and the step summary's size cap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omg.github.outputs import SUMMARY_LIMIT, clip_markdown, write_outputs, write_summary
+
+
+def test_outputs_survive_newlines_and_lookalike_delimiters(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    values = {"status": "paused", "note": "two\nlines\nEOF\nstatus<<x", "empty": ""}
+    write_outputs(out, values)
+    text = out.read_text()
+    parsed: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        name, delim = line.split("<<", 1)
+        body = []
+        for inner in lines:
+            if inner == delim:
+                break
+            body.append(inner)
+        parsed[name] = "\n".join(body)
+    assert parsed == values
+
+
+def test_a_summary_is_cut_on_a_line_under_githubs_limit(tmp_path: Path) -> None:
+    rows = "".join(f"| row {i} | é |\n" for i in range(200_000))
+    summary = tmp_path / "summary.md"
+    write_summary(summary, rows)
+    data = summary.read_bytes()
+    assert len(data) < SUMMARY_LIMIT
+    assert b"bytes cut to stay under GitHub's size limit" in data
+    kept = data.decode().split("\n_…")[0]
+    assert kept.endswith("|\n")
+
+
+def test_a_short_text_is_left_alone() -> None:
+    assert clip_markdown("hello\n") == "hello\n"
