@@ -53,6 +53,10 @@ class LegArgs:
     dispatch_workflow: str | None = None
 
 
+#: How often a comment's decision is judged again after another leg moved the run first.
+RACE_TRIES = 3
+
+
 def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
     """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads."""
     name = re.sub(r"[^A-Za-z0-9._-]", "-", graph_name or "graph")
@@ -150,18 +154,25 @@ class Job:
             approvers=graph.approvers,  # the default branch's file: a PR cannot name its own
             permission=self.api.permission,
         )
-        if why is None and cmd.verb in ("approve", "reject"):
-            why = self.stale_or_wrong(rid, cmd, t.login)
-        if why is not None:
-            return self.refuse(rid, t.number, t.comment_id, t.login, cmd, why)
-        if cmd.verb == "retry":
-            end = self.resume(rid, retry_failed=True)
-        elif self.already_applied(rid, cmd, t.login):
-            end = self.resume(rid, quiet_if_paused=True)
-        else:
-            d = Decision(cmd.gate, cmd.verb == "approve", t.login, cmd.reason)
-            end = self.resume(rid, decision=d)
-        return self.finish(end, number=t.number)
+        for _ in range(RACE_TRIES):  # a decision that lost a race is judged again, not dropped
+            if why is None and cmd.verb in ("approve", "reject"):
+                why = self.stale_or_wrong(rid, cmd, t.login)
+            if why is not None:
+                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, why)
+            try:
+                if cmd.verb == "retry":
+                    end = self.resume(rid, retry_failed=True, contest=True)
+                elif self.already_applied(rid, cmd, t.login):
+                    end = self.resume(rid, quiet_if_paused=True)
+                else:
+                    d = Decision(cmd.gate, cmd.verb == "approve", t.login, cmd.reason)
+                    end = self.resume(rid, decision=d, contest=True)
+                return self.finish(end, number=t.number)
+            except MovedOn:
+                _say(f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again")
+                self.fetch(rid, replace=True)
+        self.notes.append(f"run {rid} kept moving; {cmd.text!r} was not applied, comment again")
+        return self.report_only(rid, t.number)
 
     def on_dispatch(self, t: Dispatch) -> int:
         rid = t.inputs.get("run-id") or self.args.run_id
@@ -284,7 +295,8 @@ class Job:
         _say(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
         return "HEAD"
 
-    def fetch(self, run_id: str) -> bool:
+    def fetch(self, run_id: str, *, replace: bool = False) -> bool:
+        """The run from the remote into the runs directory; ``replace`` after a lost race."""
         from omg.leg.commits import fetch_run
 
         rundir = self.args.runs_dir / run_id
@@ -296,6 +308,7 @@ class Job:
             warn=_say,
             tokens=git_tokens(self.environ),
             missing_ok=True,
+            replace=replace,
         )
 
     def stamp(self) -> EventFields:
@@ -337,7 +350,10 @@ class Job:
         decision: Decision | None = None,
         retry_failed: bool = False,
         quiet_if_paused: bool = False,
+        contest: bool = False,
     ) -> LegEnd | None:
+        """Run the run's next leg; None when nothing may run. With ``contest`` a lost race
+        raises MovedOn for the caller to judge again; without, the leg ends saying why."""
         from omg.leg.start import resume_run
 
         state = RunDir(self.args.runs_dir / rid).read_state()
@@ -360,6 +376,8 @@ class Job:
                 stamp=self.stamp(),
             )
         except MovedOn as lost:
+            if contest:
+                raise
             self.lost(rid, lost)
             return None
         except StateError as exc:
@@ -372,7 +390,7 @@ class Job:
         """Another leg of this run won the compare-and-swap: this one ends, having spent nothing."""
         self.notes.append(f"another leg advanced run {rid} first; this leg ran nothing ({why})")
         _say(f"omg: {self.notes[-1]}")
-        self.fetch(rid)  # report what the winner recorded
+        self.fetch(rid, replace=True)  # report what the winner recorded
 
     def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State:
         from omg.leg.notes import note
@@ -399,7 +417,7 @@ class Job:
                 f"superseded by {new_head[:12]}",
             )
         except MovedOn:
-            self.fetch(old)
+            self.fetch(old, replace=True)
             return self.supersede(old, new_head)
         self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
 
@@ -460,7 +478,7 @@ class Job:
             try:
                 self.note(rid, "decision_refused", fields, f"{cmd.verb} by {login} refused")
             except MovedOn:
-                self.fetch(rid)
+                self.fetch(rid, replace=True)
                 return self.refuse(rid, number, comment_id, login, cmd, why)
         key = f"<!-- omg:reply={comment_id} -->"
         self.api.post_once(number, key, f"{key}\n@{login} omg refused `{cmd.text}`: {why}.")

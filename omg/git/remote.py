@@ -18,7 +18,14 @@ from omg.git.names import HEADS, RUNS
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 # receive-pack's words for "the ref is no longer where this push assumed"
-_LOST_RACE = ("non-fast-forward", "fetch first", "stale info", "failed to lock", "cannot lock ref")
+_LOST_RACE = (
+    "non-fast-forward",
+    "fetch first",
+    "stale info",
+    "failed to lock",
+    "cannot lock ref",
+    "failed to update ref",  # receive-pack: the ref moved between advertisement and update
+)
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,14 @@ class RunRepo:
                 raise GitError(f"{remote} has no omg/runs/{run_id} here; fetch it first")
             return runbranch.adopt(self._repo, run_id, theirs, remote)
 
+    def set_aside_diverged(self, remote: str, run_id: str) -> str | None:
+        """A local run branch that diverged from the fetched remote one, renamed to
+        ``kept/omg-run-<id>-<sha7>`` so the remote's can be adopted; the new name, or None."""
+        with self._lock, translated(f"setting aside omg/runs/{run_id}", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote)
+            theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+            return None if theirs is None else runbranch.set_aside(self._repo, run_id, theirs)
+
     # -- worktrees ----------------------------------------------------------------------
 
     def acquire_worktree(

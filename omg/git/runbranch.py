@@ -94,6 +94,23 @@ def adopt(repo: pygit2.Repository, run_id: str, theirs: str, remote: str) -> str
     return theirs
 
 
+def set_aside(repo: pygit2.Repository, run_id: str, theirs: str) -> str | None:
+    """Move a local run branch that diverged from ``theirs`` to ``kept/…``; its new name.
+
+    None when there is nothing to set aside (no local branch, or one ``theirs`` contains or
+    extends): the local branch then adopts ``theirs`` as usual.
+    """
+    local = repo.references.get(run_ref(run_id))
+    if local is None:
+        return None
+    ours = str(local.target)
+    if ours == theirs or repo.descendant_of(ours, theirs) or repo.descendant_of(theirs, ours):
+        return None
+    kept = f"kept/omg-run-{run_id}-{ours[:7]}"
+    local.rename(f"refs/heads/{kept}")
+    return kept
+
+
 def moved_on(run_id: str, ref: str, now: str | None, started: str | None) -> MovedOn:
     """The compare-and-swap failure: someone else advanced (or removed) the run branch."""
     at = now[:12] if now else "nowhere (the branch was deleted)"

@@ -181,10 +181,13 @@ def fetch_run(
     warn: Warn,
     tokens: Sequence[GitToken],
     missing_ok: bool = False,
+    replace: bool = False,
 ) -> bool:
     """Fetch a run's branches and restore its directory when it is missing or behind.
 
     False (with ``missing_ok``) when the remote has no such run; else a GitError says so.
+    With ``replace`` (after this process lost a race) a local branch that diverged is set
+    aside as ``kept/…`` and the directory is made exactly the remote's.
     """
     repo = open_repo(root, tokens=tokens)
     if repo is None:
@@ -200,8 +203,13 @@ def fetch_run(
         )
     local_head = repo.run_head(run_id)
     if local_head != remote_head:
+        kept = repo.set_aside_diverged(remote, run_id) if replace else None
+        if kept is not None:
+            warn(f"this leg's unpublished record of run {run_id!r} is kept locally as {kept}")
         repo.adopt_remote_run(remote, run_id)
-    if not (run_dir / "state.json").exists() or _behind(run_dir, repo, run_id):
+    if replace:
+        repo.restore_run_dir(run_id, run_dir, prune=True)
+    elif not (run_dir / "state.json").exists() or _behind(run_dir, repo, run_id):
         repo.restore_run_dir(run_id, run_dir)
         warn(f"restored run {run_id!r} from {remote} at {remote_head[:12]}")
     return True

@@ -121,7 +121,7 @@ def test_two_racing_legs_of_one_run_advance_it_once(github: Make) -> None:
     inputs = {"run-id": rid}
     procs = [gh.job("workflow_dispatch", gh.dispatch_event(inputs), start=True) for _ in range(2)]
     jobs = [p.wait() for p in procs if isinstance(p, Running)]
-    assert [j.rc for j in jobs] == [0, 0], [j.stderr for j in jobs]
+    assert [j.rc for j in jobs] == [0, 0], "\n----\n".join(j.stderr for j in jobs)
     assert gh.node_starts(rid).count("b") == 1
     loser = [j for j in jobs if "another leg advanced" in j.stderr]
     assert len(loser) == 1, [j.stderr for j in jobs]
@@ -138,3 +138,29 @@ def test_retry_comment_reruns_a_failed_node_on_the_pr_head(github: Make) -> None
     retry = gh.run("issue_comment", gh.comment_event(2, "/omg retry", "octocat", "MEMBER"))
     assert retry.rc == 1 and retry.outputs["status"] == "failed", retry.stderr
     assert gh.node_starts(rid) == ["check", "check"]
+
+
+def test_two_approvals_racing_decide_once_and_the_other_is_answered(github: Make) -> None:
+    gh = github(
+        SLOW.replace(
+            "  - id: b\n", "  - id: g\n    type: gate\n    depends_on: [a]\n  - id: b\n"
+        ).replace("depends_on: [a]\n    run: sleep", "depends_on: [g]\n    run: sleep")
+    )
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    rid = gh.run("pull_request", gh.pr_event("opened", 2)).outputs["run-id"]
+    gh.api.permissions["octocat"] = gh.api.permissions["mona"] = "write"
+    racing = [
+        gh.job(
+            "issue_comment",
+            gh.comment_event(2, f"/omg approve g by {who}", who, "MEMBER"),
+            start=True,
+        )
+        for who in ("octocat", "mona")
+    ]
+    jobs = [r.wait() for r in racing if isinstance(r, Running)]
+    assert [j.rc for j in jobs] == [0, 0], "\n----\n".join(j.stderr for j in jobs)
+    approved = [e for e in gh.run_events(rid) if e["event"] == "gate_approved"]
+    assert len(approved) == 1 and gh.node_starts(rid).count("b") == 1
+    refused = [e for e in gh.run_events(rid) if e["event"] == "decision_refused"]
+    others = [c["body"] for c in gh.api.comments_on(2) if "omg:reply" in c["body"]]
+    assert len(refused) == len(others) <= 1  # the slower one, if it lost, is told why
