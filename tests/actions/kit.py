@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ class Job:
     summary: str
     clone: Path
     env: dict[str, str]
+    seconds: float = 0.0  # the wall time of `omg leg` alone (the checkout not included)
 
     @property
     def annotations(self) -> list[str]:
@@ -242,6 +244,7 @@ class Repo:
         attempt: int = 1,
         extra: dict[str, str] | None = None,
         start: bool = False,
+        python: tuple[str, ...] = (),
     ) -> Job | Running:
         """Run one job; with ``start`` return the running process (for races) instead."""
         self.jobs += 1
@@ -290,14 +293,17 @@ class Repo:
             **(extra or {}),
         }
         (runner / "home").mkdir()
-        argv = [sys.executable, "-m", "omg", "leg"]
+        argv = [sys.executable, *python, "-m", "omg", "leg"]  # python: e.g. a profiler's flags
         if start:
             proc = subprocess.Popen(
                 argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
             return Running(proc, work, env)
+        t0 = time.perf_counter()
         done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=120)
-        return self.result(done.returncode, done.stdout, done.stderr, work, env)
+        job = self.result(done.returncode, done.stdout, done.stderr, work, env)
+        job.seconds = time.perf_counter() - t0
+        return job
 
     @staticmethod
     def result(rc: int, stdout: str, stderr: str, work: Path, env: dict[str, str]) -> Job:

@@ -15,6 +15,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 #: script → (its smoke arguments, whether it ends with the machine-readable JSON line)
 SMOKES = {
     "overhead.py": (["--quick"], True),
+    "ci_leg.py": (["--quick"], True),
     "peers.py": (["--quick"], True),
     "startup.py": (["--quick"], True),
     "resume.py": (["--quick"], True),
