@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pstats
 import shutil
 import statistics
@@ -101,8 +102,22 @@ def phases(profile: Path) -> list[tuple[str, float]]:
     return out
 
 
+def _base_env() -> dict[str, str]:
+    """This machine's environment (its index and certificate settings) without uv or a venv."""
+    keep = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_CACHE_DIR")}
+    dirs = [d for d in keep.get("PATH", "").split(":") if d and not Path(d, "uv").exists()]
+    keep["PATH"] = ":".join(dirs) or "/usr/bin:/bin"
+    return keep
+
+
 def install_times(quick: bool) -> list[tuple[str, float]]:
-    script = ROOT / ".github" / "install-omg.sh"
+    """Cold installs (empty HOME, so no pip or uv cache) from a clean export of HEAD — what
+    the action's checkout holds — not from this working tree and its .venv."""
+    src = Path(tempfile.mkdtemp()) / "omg"
+    src.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
+    script = src / ".github" / "install-omg.sh"
     out = []
     uv = shutil.which("uv")
     cases = [("pip only (no uv)", {"OMG_NO_UV": "1"})]
@@ -110,10 +125,10 @@ def install_times(quick: bool) -> list[tuple[str, float]]:
         cases.insert(0, ("uv bootstrapped with pip", {}))
     for label, extra in cases:
         with tempfile.TemporaryDirectory() as tmp:
-            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, **extra}
+            env = {**_base_env(), "HOME": tmp, **extra}
             t0 = time.perf_counter()
             subprocess.run(
-                ["bash", str(script), sys.executable, f"{tmp}/venv", str(ROOT)],
+                ["bash", str(script), sys.executable, f"{tmp}/venv", str(src)],
                 env=env, check=True, capture_output=True,
             )  # fmt: skip
             out.append((label, time.perf_counter() - t0))
@@ -122,13 +137,23 @@ def install_times(quick: bool) -> list[tuple[str, float]]:
                 Path(uv).parent.mkdir()
                 shutil.copy(f"{tmp}/venv/bin/uv", uv)
                 with tempfile.TemporaryDirectory() as tmp2:
-                    env2 = {"PATH": f"{Path(uv).parent}:/usr/bin:/bin", "HOME": tmp2}
+                    base = _base_env()
+                    env2 = {**base, "PATH": f"{Path(uv).parent}:{base['PATH']}", "HOME": tmp2}
                     t0 = time.perf_counter()
                     subprocess.run(
-                        ["bash", str(script), sys.executable, f"{tmp2}/venv", str(ROOT)],
+                        ["bash", str(script), sys.executable, f"{tmp2}/venv", str(src)],
                         env=env2, check=True, capture_output=True,
                     )  # fmt: skip
                     out.append(("uv on PATH", time.perf_counter() - t0))
+                    t0 = time.perf_counter()  # what a cache hit costs: unpacking the venv
+                    packed = subprocess.run(
+                        ["tar", "-c", "-C", tmp2, "venv"], capture_output=True, check=True
+                    ).stdout
+                    with tempfile.TemporaryDirectory() as tmp3:
+                        t0 = time.perf_counter()
+                        subprocess.run(["tar", "-x", "-C", tmp3], input=packed, check=True)
+                        out.append(("cache hit (unpack the venv)", time.perf_counter() - t0))
+    shutil.rmtree(src.parent)
     return out
 
 
