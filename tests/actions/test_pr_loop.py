@@ -226,3 +226,28 @@ def test_a_fork_pr_gets_an_explanation_and_nothing_is_pushed(github: Make) -> No
     assert "comes from a fork" in job.stderr and "comes from a fork" in job.summary
     assert "Traceback" not in job.stderr
     assert gh.run_branches() == [] and gh.api.comments == []
+
+
+def test_a_dispatch_decides_a_gate_with_its_inputs(github: Make) -> None:
+    gh = github(GATED)
+    rid, _ = opened(gh)
+    no_reason = gh.dispatch_event({"run-id": rid, "gate": "ok", "decision": "reject", "reason": ""})
+    job = gh.run("workflow_dispatch", no_reason, actor="octocat")
+    assert job.rc == 2 and "a reject needs the reason input" in job.stderr
+    assert "Traceback" not in job.stderr and gh.run_state(rid)["paused_at"] == "ok"
+    inputs = {"run-id": rid, "gate": "ok", "decision": "approve", "reason": "from the form"}
+    job = gh.run("workflow_dispatch", gh.dispatch_event(inputs), actor="octocat")
+    assert job.rc == 0 and job.outputs["status"] == "passed", job.stderr
+    assert gh.run_state(rid)["gates"]["ok"]["by"] == "octocat"
+    assert "✅" in sticky(gh)  # the PR's comment follows a run decided from the Actions tab
+
+
+def test_a_dispatch_without_a_run_is_refused_with_what_to_do(github: Make) -> None:
+    gh = github(GATED)
+    job = gh.run("workflow_dispatch", gh.dispatch_event({}))
+    assert job.rc == 2 and "needs the run-id input" in job.stderr
+    job = gh.run("workflow_dispatch", gh.dispatch_event({"run-id": "pr-9-pr-0000000"}))
+    assert (
+        job.rc == 3 and "has no run 'pr-9-pr-0000000'" in job.stderr and "ls-remote" in job.stderr
+    )
+    assert gh.run_branches() == []
