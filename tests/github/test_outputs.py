@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from actions.kit import parse_outputs
+
 from omg.github.outputs import SUMMARY_LIMIT, clip_markdown, write_outputs, write_summary
 
 
@@ -11,18 +13,7 @@ def test_outputs_survive_newlines_and_lookalike_delimiters(tmp_path: Path) -> No
     out = tmp_path / "output"
     values = {"status": "paused", "note": "two\nlines\nEOF\nstatus<<x", "empty": ""}
     write_outputs(out, values)
-    text = out.read_text()
-    parsed: dict[str, str] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        name, delim = line.split("<<", 1)
-        body = []
-        for inner in lines:
-            if inner == delim:
-                break
-            body.append(inner)
-        parsed[name] = "\n".join(body)
-    assert parsed == values
+    assert parse_outputs(out.read_text()) == values  # read as the runner reads it
 
 
 def test_a_summary_is_cut_on_a_line_under_githubs_limit(tmp_path: Path) -> None:
