@@ -95,6 +95,8 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, A
         return lambda v: any(_equal(v, e) for e in arg)
     if key == "minimum":
         return lambda v: not _number(v) or v >= arg
+    if key == "maximum":
+        return lambda v: not _number(v) or v <= arg
     if key == "exclusiveMinimum":
         return lambda v: not _number(v) or v > arg
     if key == "minLength":

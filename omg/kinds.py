@@ -9,6 +9,7 @@ Cause = Literal[
     "nonzero_exit",
     "run_error",
     "timeout",
+    "idle_timeout",
     "output_error",
     "budget_exceeded",
     "verify_failed",

@@ -125,3 +125,26 @@ def test_a_mutated_state_gets_the_same_verdict(data: st.DataObject) -> None:
 def test_a_keyword_it_does_not_know_is_refused_not_ignored() -> None:
     with pytest.raises(ValueError, match="maxLength"):
         compile_schema({"type": "string", "maxLength": 3})
+
+
+STUB_SCRIPTS = [
+    {"rules": [{"name": "a", "reply": "hi"}]},
+    {"rules": [{"name": "a", "error": {"status": 529, "retry_after": 1}}]},
+    {"rules": [{"name": "a", "error": {"status": 700}}]},
+    {"rules": [{"name": "a", "when": {"call": 0}, "reply": "x"}]},
+    {"rules": [{"name": "a", "when": {"call": [1, 2]}, "reply": "x"}]},
+    {"rules": [{"name": "a", "turns": [{"tool": "Write"}]}]},
+    {"rules": [{"name": "a", "turns": [{"text": "t", "usage": {"input_tokens": 3}}]}]},
+    {"rules": [{"name": "a", "reply": "x", "empty": True}]},
+    {"rules": [{"name": "a", "hang": -1, "reply": "x"}]},
+    {"rules": [{"name": "", "reply": "x"}]},
+    {"rules": [], "extra": 1},
+]
+
+
+@pytest.mark.parametrize("case", range(len(STUB_SCRIPTS)))
+def test_a_stub_model_script_gets_the_same_verdict(case: int) -> None:
+    schema = json.loads((ROOT / "schemas" / "stub-model.schema.json").read_text())
+    data = STUB_SCRIPTS[case]
+    want = not list(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    assert compile_schema(schema)(data) is want

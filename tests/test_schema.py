@@ -147,3 +147,15 @@ def test_schema_closed_sets_match_the_model() -> None:
         or defs["node"]["properties"]["permission_mode"]
     )
     assert modes["enum"] == list(PERMISSION_MODES)
+
+
+def test_the_packaged_schemas_are_the_published_ones() -> None:
+    """omg/schemas/ (what an installed omg reads) is byte for byte schemas/ (what users see)."""
+    root = Path(__file__).resolve().parents[1]
+    published = sorted(p.name for p in (root / "schemas").glob("*.json"))
+    packaged = sorted(p.name for p in (root / "omg" / "schemas").glob("*.json"))
+    assert published == packaged
+    for name in published:
+        assert (root / "schemas" / name).read_bytes() == (
+            root / "omg" / "schemas" / name
+        ).read_bytes(), name

@@ -17,14 +17,15 @@ Options:
   --help  Show this message and exit.
 
 Commands:
-  lint    Check graph files: schema, semantic rules and advisories.
-  graph   Print the graph as a Mermaid flowchart.
-  run     Start a run: its first leg.
-  resume  Run the next leg of a run.
-  status  List runs with their derived status, or show one run's ledger.
-  replay  Rebuild state.json from events.jsonl and compare field by field.
-  clean   Remove a run's worktrees; never a branch holding unpushed commits.
-  leg     One GitHub Actions job: read the event, run one leg, report.
+  lint        Check graph files: schema, semantic rules and advisories.
+  graph       Print the graph as a Mermaid flowchart.
+  run         Start a run: its first leg.
+  resume      Run the next leg of a run.
+  status      List runs with their derived status, or show one run's ledger.
+  replay      Rebuild state.json from events.jsonl and compare field by...
+  clean       Remove a run's worktrees; never a branch holding unpushed...
+  leg         One GitHub Actions job: read the event, run one leg, report.
+  stub-model  Serve a scripted stand-in for the Anthropic API on...
 """
 
 

@@ -54,6 +54,14 @@ Push = Annotated[
     str | None,
     typer.Option("--push", metavar="REMOTE", help="Push the run branch after each commit."),
 ]
+Rehearse = Annotated[
+    Path | None,
+    typer.Option(
+        "--rehearse",
+        metavar="SCRIPT",
+        help="Answer agent nodes from a stub-model script: real CLI, no API, nothing spent.",
+    ),
+]
 
 
 def _exit(code: int) -> NoReturn:
@@ -110,6 +118,7 @@ def run(
     no_commit: NoCommit = False,
     base: Annotated[str, typer.Option("--base", help="Worktree base ref.")] = "HEAD",
     by_node: ByNode = False,
+    rehearse: Rehearse = None,
 ) -> None:
     """Start a run: its first leg."""
     from omg.cli import runs as commands
@@ -130,6 +139,7 @@ def run(
             commit=not no_commit,
             base=base,
             by_node=by_node,
+            rehearse=rehearse,
         )
     )
 
@@ -154,6 +164,7 @@ def resume(
     push: Push = None,
     no_commit: NoCommit = False,
     by_node: ByNode = False,
+    rehearse: Rehearse = None,
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
@@ -180,6 +191,7 @@ def resume(
             push=push,
             commit=not no_commit,
             by_node=by_node,
+            rehearse=rehearse,
         )
     )
 
@@ -268,6 +280,17 @@ def leg_command(
         graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow
     )
     _exit(job.leg(args, os.environ))
+
+
+@app.command("stub-model")
+def stub_model(
+    script: Annotated[Path, typer.Argument(help="The script: rules saying what to answer.")],
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free port.")] = 0,
+) -> None:
+    """Serve a scripted stand-in for the Anthropic API on loopback, for the claude CLI."""
+    from omg.cli import rehearse
+
+    _exit(rehearse.serve(script, port))
 
 
 def main() -> None:

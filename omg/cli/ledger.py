@@ -112,6 +112,8 @@ def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool
     total = f"${usd:.4f}"
     if unknown:
         total = f"unknown (known subtotal {total})"
+    if state.get("rehearsal"):
+        total += " (rehearsed: priced by the CLI from the stub model's usage; nothing spent)"
     totals = (
         f"TOTAL COST: {total}   retries: {retries}   "
         f"feedback rounds: {rounds}   send-backs: {rejected}"

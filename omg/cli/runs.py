@@ -5,7 +5,8 @@ from __future__ import annotations
 import getpass
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from omg.cli import exits, ledger
@@ -32,13 +33,38 @@ def _warn(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def _environment(runs_dir: Path, progress: Progress) -> Environment:
-    return Environment(runs_dir=runs_dir, root=Path.cwd(), listeners=[progress], warn=_warn)
+def _environment(
+    runs_dir: Path, progress: Progress, rehearsed: Mapping[str, str] | None = None
+) -> Environment:
+    env = Environment(runs_dir=runs_dir, root=Path.cwd(), listeners=[progress], warn=_warn)
+    if rehearsed is not None:
+        env.parent_env, env.rehearsal = rehearsed, True
+    return env
+
+
+@contextmanager
+def _rehearsing(
+    script: Path | None, runs_dir: Path, run_id: str
+) -> Iterator[dict[str, str] | None]:
+    """The stub model for ``--rehearse SCRIPT`` (and the children's environment), else None."""
+    if script is None:
+        yield None
+        return
+    from omg.cli.rehearse import rehearsal
+
+    with rehearsal(script, runs_dir.parent / "rehearsal" / run_id / "claude") as env:
+        yield env
 
 
 def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
     run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
-    events = RunDir(runs_dir / run_id).read_events()
+    events = list(RunDir(runs_dir / run_id).read_events())
+    versions = sorted({str(e["cli_version"]) for e in events if e.get("cli_version")})
+    if len(versions) > 1:
+        _warn(
+            f"warning: run {run_id!r} ran its agent nodes with claude {', '.join(versions)}; "
+            "pin one version (npm install @anthropic-ai/claude-code@X) so legs behave alike"
+        )
     print()
     print(ledger.render(graph, state, events, by_node=by_node))
     if result is None:
@@ -98,15 +124,16 @@ def run(
     commit: bool,
     base: str,
     by_node: bool = False,
+    rehearse: Path | None = None,
 ) -> int:
     from omg.graph.load import load_graph, resolve_inputs
     from omg.leg.start import new_run_id
 
     graph = load_graph(path)
     resolve_inputs(graph, inputs)  # refuse bad inputs before anything is created
-    with Progress() as progress:
-        env = _environment(runs_dir, progress)
-        rid = run_id or new_run_id(graph, runs_dir)
+    rid = run_id or new_run_id(graph, runs_dir)
+    with _rehearsing(rehearse, runs_dir, rid) as rehearsed, Progress() as progress:
+        env = _environment(runs_dir, progress, rehearsed)
         _attach_git(env, rid, commit=commit, push=push, base=base)
         opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
         print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
@@ -130,6 +157,7 @@ def resume(
     push: str | None,
     commit: bool,
     by_node: bool = False,
+    rehearse: Path | None = None,
 ) -> int:
     from omg.github import actor
 
@@ -148,8 +176,8 @@ def resume(
     def options(graph: Graph) -> LegOptions:
         return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
 
-    with Progress() as progress:
-        env = _environment(runs_dir, progress)
+    with _rehearsing(rehearse, runs_dir, run_id) as rehearsed, Progress() as progress:
+        env = _environment(runs_dir, progress, rehearsed)
         _attach_git(env, run_id, commit=commit, push=push)
         print(f"Resuming run {run_id!r}", file=sys.stderr)
         end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)

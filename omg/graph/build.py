@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from omg.graph.model import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_HOPS,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
@@ -159,6 +160,7 @@ def node_from_data(raw: Mapping[str, Any]) -> Node:
         ),
         timeout=_duration_text(raw.get("timeout"), DEFAULT_TIMEOUT),
         budget_usd=None if budget is None else float(budget),
+        idle_timeout=_duration_text(raw.get("idle_timeout"), DEFAULT_IDLE_TIMEOUT),
     )
 
 

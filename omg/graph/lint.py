@@ -7,6 +7,9 @@ from pathlib import Path
 from omg.errors import UsageError
 from omg.graph.findings import Finding
 from omg.graph.load import check_file
+from omg.graph.yamlpos import json_path, parse
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -39,8 +42,47 @@ def collect(paths: list[Path]) -> list[Path]:
 
 
 def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
-    """(file, its findings) for every graph file ``paths`` name; UsageError on bad paths."""
-    return [(str(p), check_file(p)[1]) for p in collect(paths)]
+    """(file, its findings) for every graph file ``paths`` name; UsageError on bad paths.
+
+    A stub-model script (a mapping with ``rules:`` and no ``nodes:``, as in
+    graphs/rehearsals/) is checked against its own schema instead of the graph's.
+    """
+    return [
+        (str(p), script_findings(p) if is_script(p) else check_file(p)[1]) for p in collect(paths)
+    ]
+
+
+def is_script(path: Path) -> bool:
+    try:
+        parsed = parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
+    data = parsed.data
+    return isinstance(data, dict) and "rules" in data and "nodes" not in data
+
+
+def script_findings(path: Path) -> list[Finding]:
+    """Every way a stub-model script breaks schemas/stub-model.schema.json, with its line."""
+    import json
+
+    from omg.fastschema import compile_schema
+
+    parsed = parse(path.read_text(encoding="utf-8"))
+    schema = json.loads((SCHEMA_DIR / "stub-model.schema.json").read_text(encoding="utf-8"))
+    if compile_schema(schema)(parsed.data):  # a sound script never imports jsonschema
+        return []
+    from jsonschema import Draft202012Validator
+
+    out = []
+    for err in sorted(Draft202012Validator(schema).iter_errors(parsed.data), key=str):
+        where = tuple(err.absolute_path)
+        line, column = parsed.positions.at(where)
+        shown = json_path(where)
+        out.append(
+            Finding(str(path), line, "error", "stub-model-schema", f"{shown}: {err.message}",
+                    column=column, path=shown)
+        )  # fmt: skip
+    return out
 
 
 def fails(found: list[Finding], strict: bool) -> bool:

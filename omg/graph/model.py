@@ -20,6 +20,8 @@ PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", 
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 
 DEFAULT_TIMEOUT = "20m"
+#: An agent that prints nothing and writes nothing to its transcript this long is stuck.
+DEFAULT_IDLE_TIMEOUT = "10m"
 DEFAULT_VERIFY_TIMEOUT = "2m"
 VERIFY_TIMEOUT_CEILING_S = 600.0
 DEFAULT_CONCURRENCY = 4
@@ -133,10 +135,15 @@ class Node:
     feedback: Feedback | None = None
     timeout: str = DEFAULT_TIMEOUT
     budget_usd: float | None = None
+    idle_timeout: str = DEFAULT_IDLE_TIMEOUT  # agent nodes: killed as stuck after this silence
 
     @property
     def timeout_s(self) -> float:
         return parse_duration(self.timeout)
+
+    @property
+    def idle_timeout_s(self) -> float:
+        return parse_duration(self.idle_timeout)
 
     def interpolated_fields(self) -> list[tuple[str, str]]:
         """(field path, text) of every field whose placeholders are resolved at run time."""

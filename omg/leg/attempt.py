@@ -14,8 +14,10 @@ from omg import schedule
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, Token, render
 from omg.kinds import Cause, Provenance
+from omg.leg import transcripts
 from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
+from omg.runners.claude import rehearsal_tags
 from omg.runners.process import Spawner, child_env
 from omg.state import NO_RECORD
 from omg.state.events import EventFields
@@ -48,6 +50,7 @@ class Context:
     runners: Mapping[str, Runner]
     workspace: Workspace
     parent_env: Mapping[str, str]
+    rehearsal: bool = False  # tag each agent request with its node, round and attempt
     budget_left: Callable[[], float | None] = lambda: None
     time_left: Callable[[], float | None] = lambda: None  # seconds left in the leg's budget
     sleep: Callable[[float], None] = time.sleep
@@ -71,6 +74,10 @@ class Result:
     usage: Mapping[str, int] = field(default_factory=dict)
     session_id: str | None = None
     duration_s: float = 0.0
+    denials: tuple[str, ...] = ()
+    session_cost_usd: float | None = None
+    tool_version: str = ""
+    api_retries: int = 0
     retries: int = 0
     deferred: bool = False  # a retry the leg's time budget could not hold; the next leg runs it
 
@@ -145,6 +152,7 @@ def execute(
     env = child_env(ctx.parent_env, node.env, runtime=runtime_name)
     shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
     max_attempts = 1 + max(node.retry.max, 0)
+    used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)
     prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
@@ -152,7 +160,7 @@ def execute(
         if prev is not None and prev[1].judged and node.kind == "agent":
             text = base + quote_attempt(prev[0].result)
         if attempt == 1:
-            _start(ctx, node, round_, resume or session, on_started)
+            _start(ctx, node, round_, session or resume, on_started)
         else:
             assert prev is not None
             ctx.recorder.emit(
@@ -171,13 +179,21 @@ def execute(
             node=node,
             text=text,
             cwd=cwd,
-            env=env,
+            env=rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
             timeout_s=node.timeout_s,
             session_id=session,
             resume_session=resume,
+            resume_cost_usd=_session_cost(ctx, node) if resume else 0.0,
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
         )
+        if resume:
+            transcripts.restore(ctx.rundir, inv.env, inv.cwd, resume)
         out = runner.run(inv, ctx.spawn)
+        if node.kind == "agent" and out.session_id:
+            transcripts.keep(ctx.rundir, inv.env, inv.cwd, out.session_id)
+        for key, n in out.usage.items():
+            used[key] = used.get(key, 0) + n
+        out = replace(out, usage=dict(used))
         j = judge(
             node,
             out,
@@ -199,10 +215,10 @@ def execute(
             )
         action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.time_left())
         if action == "final":
-            return _result(node, round_, out, j, attempt - 1, resume or session)
+            return _result(node, round_, out, j, attempt - 1, session or resume)
         prev = (out, j)
         if action == "defer":
-            res = _result(node, round_, out, j, attempt - 1, resume or session)
+            res = _result(node, round_, out, j, attempt - 1, session or resume)
             detail = (
                 f"retry deferred to the next leg: another attempt ({node.timeout} timeout) "
                 f"would not finish inside this leg's time budget; {j.detail}"
@@ -232,9 +248,16 @@ def _sessions(ctx: Context, node: Node, attempt: int) -> tuple[str | None, str |
     if node.handoff == "session" and attempt == 1:
         parent = node.depends_on[0]
         sid = ctx.recorder.read(lambda st: st["nodes"].get(parent, NO_RECORD).get("session_id"))
-        if sid:
-            return None, str(sid)
+        if sid:  # forked under a fresh id: siblings never share the parent's session
+            return str(uuid.uuid4()), str(sid)
     return str(uuid.uuid4()), None
+
+
+def _session_cost(ctx: Context, node: Node) -> float:
+    """What the handoff parent's session had cost, cumulatively, when it ended."""
+    parent = node.depends_on[0] if node.depends_on else ""
+    rec = ctx.recorder.read(lambda st: st["nodes"].get(parent, NO_RECORD))
+    return float(rec.get("session_cost_usd") or rec.get("cost_usd") or 0.0)
 
 
 def _budget(node_budget: float | None, left: float | None) -> float | None:
@@ -262,6 +285,10 @@ def _result(node: Node, round_: int, out: Output, j: Judgment, retries: int, sid
         usage=dict(out.usage),
         session_id=sid,
         duration_s=out.duration_s,
+        denials=out.denials,
+        session_cost_usd=out.session_cost_usd,
+        tool_version=out.tool_version,
+        api_retries=out.api_retries,
         retries=retries,
     )
 

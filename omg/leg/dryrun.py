@@ -12,6 +12,13 @@ from omg.graph.placeholders import Token, render
 from omg.runners import Invocation, default_runners
 
 
+def _budget(node: float | None, graph: float | None) -> float | None:
+    """The --max-budget-usd a first attempt gets: the node's, capped by the whole run's."""
+    if graph is None:
+        return node
+    return graph if node is None else min(node, graph)
+
+
 def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
     inputs = resolve_inputs(graph, given)
 
@@ -45,13 +52,15 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
             timeout_s=n.timeout_s,
             session_id="<new-session-uuid>",
             resume_session="<parent session>" if n.handoff == "session" else None,
-            budget_usd=n.budget_usd,
+            budget_usd=_budget(n.budget_usd, graph.budget_usd),
         )
         try:
             argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
         except Exception as exc:  # a runtime that cannot render still lets the plan print
             argv = [f"<{exc}>"]
         out.append(f"    argv: {shlex.join(argv)}")
+        if n.kind == "agent":
+            out.append(f"    stdin (the prompt): {shlex.quote(text)}")
         where = f"worktree {n.worktree.name}" if n.worktree else (n.cwd or ".")
         out.append(
             f"    cwd: {render(where, resolve)}   timeout: {n.timeout}"

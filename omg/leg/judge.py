@@ -54,6 +54,17 @@ def judge(
     if sc.verify is not None and verify_command is not None:
         return _verify(node, outcome, verify_command, verify_cwd, env, spawn)
     provenance: Provenance = "self-reported" if sc.result_matches is not None else "exit-only"
+    if outcome.denials and provenance == "exit-only":
+        return Judgment(
+            False,
+            "run_error",
+            False,
+            detail=(
+                f'node "{nid}": claude was refused {", ".join(outcome.denials)}; an exit code '
+                "alone cannot pass an agent that was denied tools — grant them in "
+                "allowed_tools, or add a result_matches or verify check that judges the work"
+            ),
+        )
     return Judgment(True, provenance=provenance)
 
 

@@ -211,6 +211,10 @@ class Leg:
             "cost_usd": res.cost_usd,
             "cost_unknown": res.cost_unknown or None,
             "usage": dict(res.usage) or None,
+            "permission_denials": list(res.denials) or None,
+            "session_cost_usd": res.session_cost_usd,
+            "cli_version": res.tool_version or None,
+            "api_retries": res.api_retries or None,
             "session_id": res.session_id,
             "duration_s": round(res.duration_s, 3),
         }

@@ -51,6 +51,7 @@ class Environment:
     listeners: Sequence[Listener] = ()  # the CLI's progress printer, for one
     commits: RunCommits | None = None  # set when the run lives in git
     warn: Callable[[str], None] = _ignore
+    rehearsal: bool = False  # agent nodes talk to the stub model (parent_env points there)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ def start_run(
             "inputs": inputs,
             **(stamp or {}),
         }
+        if env.rehearsal:
+            start["rehearsal"] = True
         result = _run_leg(graph, rec, env, opts, inputs, start, [])
         return LegEnd(rid, result, rec.state, graph)
     finally:
@@ -138,6 +141,12 @@ def resume_run(
             raise StateError(
                 f"run {run_id!r} was superseded by head {state.get('superseded_by', '?')[:12]}; "
                 "its record is kept, and nothing more runs on it"
+            )
+        if state.get("rehearsal", False) != env.rehearsal:
+            raise UsageError(
+                f"run {run_id!r} is a rehearsal; resume it with --rehearse SCRIPT"
+                if not env.rehearsal
+                else f"run {run_id!r} spends for real; drop --rehearse to resume it"
             )
         status = schedule.statuses(graph, state["nodes"])
         # A leg killed before its run_finished left the run open: this leg runs what was in
@@ -195,6 +204,7 @@ def _run_leg(
         if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
         parent_env=env.parent_env,
+        rehearsal=env.rehearsal,
         budget_left=lambda: (
             None
             if graph.budget_usd is None

@@ -23,6 +23,7 @@ class Invocation:
     timeout_s: float
     session_id: str | None = None  # a fresh session id (claude) to pass as --session-id
     resume_session: str | None = None  # a parent's session to --resume (handoff: session)
+    resume_cost_usd: float = 0.0  # what that session had cost: the CLI reports it cumulatively
     budget_usd: float | None = None
 
 
@@ -39,6 +40,10 @@ class Output:
     error: Cause | None = None  # run_error | timeout | output_error | budget_exceeded
     detail: str = ""
     duration_s: float = 0.0
+    denials: tuple[str, ...] = ()  # tool calls the agent was refused (permission_denials)
+    session_cost_usd: float | None = None  # the session's cumulative cost as the CLI reported it
+    tool_version: str = ""  # the agent CLI's version
+    api_retries: int = 0  # how often the CLI retried the API (stream-json system/api_retry)
 
 
 class Runner(Protocol):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from omg.runners import Invocation, Output
@@ -50,6 +52,17 @@ _AUTH_MARKERS = (
 )
 
 
+#: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
+NODE_HEADER, ROUND_HEADER, ATTEMPT_HEADER = "X-Omg-Node", "X-Omg-Round", "X-Omg-Attempt"
+
+
+def rehearsal_tags(env: Mapping[str, str], node: str, round_: int, attempt: int) -> dict[str, str]:
+    """``env`` with ANTHROPIC_CUSTOM_HEADERS naming the node, round and attempt (the CLI sends
+    them with every request)."""
+    tags = f"{NODE_HEADER}: {node}\n{ROUND_HEADER}: {round_}\n{ATTEMPT_HEADER}: {attempt}"
+    return {**env, "ANTHROPIC_CUSTOM_HEADERS": tags}
+
+
 @dataclass(frozen=True)
 class Envelope:
     """The fields omg reads from claude's ``--output-format json`` reply."""
@@ -61,6 +74,9 @@ class Envelope:
     is_error: bool
     subtype: str | None
     errors: tuple[str, ...]
+    terminal_reason: str | None = None  # completed, api_error, max_turns, budget_exhausted…
+    api_error_status: int | None = None  # the HTTP status of a failed API call
+    denials: tuple[str, ...] = ()  # permission_denials, as "Tool(input)" one-liners
 
     @property
     def failure_cause(self) -> str:
@@ -73,15 +89,21 @@ class Envelope:
 class ClaudeRunner:
     """Runs an agent node with the real Claude Code CLI in print mode.
 
-    argv, in this fixed order (each optional flag only when the node or invocation sets it)::
+    argv, in this fixed order (each optional flag only when the node or invocation sets it);
+    the prompt goes on standard input, so a prompt of any size starts (an argument over
+    128 KiB would not)::
 
-        <bin> -p <prompt> --output-format json
+        <bin> -p --output-format stream-json --verbose
               [--permission-mode <mode>]      # node.permission_mode
               [--max-budget-usd <usd>]        # inv.budget_usd > 0
               [--agent <name>]                # node.agent
               [--model <name>]                # node.model
               [--allowedTools <a,b,c>]        # node.allowed_tools, non-empty
-              [--resume <id> | --session-id <id>]
+              [--resume <parent> --fork-session --session-id <id> | --session-id <id>]
+
+    ``stream-json`` reports the API's retries as they happen (``system/api_retry``), so an
+    outage is told from a slow session; the last line is the same result envelope ``json``
+    gives. A handoff forks the parent's session, so siblings never share one.
 
     ``--permission-mode`` is passed only when the node declares one: an undeclared mode leaves
     the choice to claude's own settings (the project's or user's ``permissions.defaultMode``)
@@ -120,10 +142,7 @@ class ClaudeRunner:
     def argv(self, inv: Invocation) -> list[str]:
         binary, _ = self.resolve_binary()
         node = inv.node
-        # claude parses its prompt as a positional argument: one starting with "-" would be
-        # read as an (unknown) option, so it gets a leading space, harmless to the model.
-        prompt = " " + inv.text if inv.text.startswith("-") else inv.text
-        out = [binary or DEFAULT_BIN, "-p", prompt, "--output-format", "json"]
+        out = [binary or DEFAULT_BIN, "-p", "--output-format", "stream-json", "--verbose"]
         if node.permission_mode is not None:
             out += ["--permission-mode", node.permission_mode]
         if inv.budget_usd is not None and inv.budget_usd > 0:
@@ -135,18 +154,46 @@ class ClaudeRunner:
         if node.allowed_tools:
             out += ["--allowedTools", ",".join(node.allowed_tools)]
         if inv.resume_session:
-            out += ["--resume", inv.resume_session]
-        elif inv.session_id:
+            out += ["--resume", inv.resume_session, "--fork-session"]
+        if inv.session_id:
             out += ["--session-id", inv.session_id]
         return out
+
+    def version(self) -> str:
+        """``claude --version``'s version number (e.g. 2.1.332), asked once per binary; ""
+        when it does not say one. Asked through the process chokepoint, not the node's
+        spawner: it is omg's question, not the node's work."""
+        from omg.runners.process import spawn
+
+        binary, _ = self.resolve_binary()
+        if binary is None:
+            return ""
+        if binary not in _VERSIONS:
+            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": os.environ.get("HOME", "/")}
+            done = spawn([binary, "--version"], cwd=Path.cwd(), env=env, timeout_s=30)
+            first = (done.stdout.split() or [""])[0]
+            _VERSIONS[binary] = first if re.fullmatch(r"\d+(\.\d+)+\S*", first) else ""
+        return _VERSIONS[binary]
 
     # -- run -------------------------------------------------------------------------------
     def run(self, inv: Invocation, spawn: Spawner) -> Output:
         binary, problem = self.resolve_binary()
         if binary is None:
             return Output(None, "", error="run_error", detail=problem)
-        started_session = inv.resume_session or inv.session_id
-        res = spawn(self.argv(inv), cwd=inv.cwd, env=inv.env, timeout_s=inv.timeout_s)
+        started_session = inv.session_id or inv.resume_session
+        version = self.version()
+        transcript = transcript_path(inv.env, inv.cwd, started_session)
+        res = spawn(
+            self.argv(inv),
+            cwd=inv.cwd,
+            env=inv.env,
+            timeout_s=inv.timeout_s,
+            stdin=inv.text,
+            idle_s=inv.node.idle_timeout_s,
+            activity=(lambda: _size(transcript)) if transcript is not None else None,
+            reap=True,  # the agent's tools run in sessions of their own: none outlives it
+        )
+        retries = _api_retries(res.stdout)
         if res.spawn_error is not None:
             return Output(
                 None,
@@ -155,16 +202,28 @@ class ClaudeRunner:
                 detail=f"could not start claude ({binary}): {res.spawn_error}; {INSTALL_HINT}",
                 duration_s=res.duration_s,
             )
-        if res.timed_out:
+        if res.timed_out or res.idle:
+            if res.idle:
+                what = (
+                    f"stuck: no output and no transcript growth for {inv.node.idle_timeout} "
+                    "(idle_timeout); claude and every process it started were stopped"
+                )
+            else:
+                what = (
+                    f"timed out after {inv.timeout_s:g}s (node timeout); claude and every "
+                    "process it started were stopped"
+                )
+            if retries:
+                what += f"; the API was failing meanwhile: {retries.describe()}"
             return Output(
                 None,
                 res.stdout,
                 session_id=started_session,
                 cost_unknown=True,
-                error="timeout",
-                detail=f"timed out after {inv.timeout_s:g}s (node timeout); process "
-                "group killed; cost unknown (killed before reporting)",
+                error="idle_timeout" if res.idle else ("run_error" if retries else "timeout"),
+                detail=f"{what}; cost unknown (stopped before reporting)",
                 duration_s=res.duration_s,
+                api_retries=retries.count,
             )
         if res.exit_code in (126, 127):
             return _env_failure(res, started_session)
@@ -172,8 +231,103 @@ class ClaudeRunner:
         if envelope is None:
             if "command not found" in (res.stderr + res.stdout)[-2000:]:
                 return _env_failure(res, started_session)
+            if res.exit_code not in (0, None) and res.stderr.strip():
+                return _refused(res, started_session)
             return _output_error(res, started_session)
-        return _from_envelope(envelope, res, started_session, inv.budget_usd)
+        out = _from_envelope(envelope, res, started_session, inv.budget_usd)
+        reported = envelope.cost_usd
+        if inv.resume_session and reported is not None:  # --resume reports the whole session
+            out = replace(out, cost_usd=max(0.0, reported - inv.resume_cost_usd))
+        return replace(
+            out,
+            session_cost_usd=reported,
+            tool_version=version,
+            api_retries=retries.count,
+        )
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def transcript_path(env: Mapping[str, str], cwd: Path, session: str | None) -> Path | None:
+    """Where claude keeps a session's transcript: ``<config>/projects/<cwd, every character
+    that is not a letter or digit replaced by '-'>/<session>.jsonl``; the config directory is
+    ``CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    if not session:
+        return None
+    config = env.get("CLAUDE_CONFIG_DIR") or (
+        os.path.join(env["HOME"], ".claude") if env.get("HOME") else None
+    )
+    if config is None:
+        return None
+    project = re.sub(r"[^A-Za-z0-9]", "-", str(cwd.resolve()))
+    return cwd / config / "projects" / project / f"{session}.jsonl"  # a relative one is cwd's
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+@dataclass(frozen=True)
+class Retries:
+    count: int = 0
+    statuses: tuple[int, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def describe(self) -> str:
+        shown = sorted(set(self.statuses))
+        what = "retry" if self.count == 1 else "retries"
+        return f"{self.count} API {what} (HTTP {', '.join(map(str, shown)) or '?'})"
+
+
+def _api_retries(stdout: str) -> Retries:
+    """The ``system/api_retry`` events of a stream-json transcript."""
+    count, statuses = 0, []
+    for line in stdout.splitlines():
+        if '"api_retry"' not in line:
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(ev, dict) and ev.get("subtype") == "api_retry":
+            count += 1
+            if isinstance(ev.get("error_status"), int):
+                statuses.append(int(ev["error_status"]))
+    return Retries(count, tuple(statuses))
+
+
+def _refused(res: ProcResult, started: str | None) -> Output:
+    """claude exited non-zero with only stderr: it refused its arguments or environment."""
+    said = _tail(res.stderr)
+    low = said.lower()
+    hint = "check the node's agent, model, session and permission settings against `claude --help`"
+    if "root" in low and ("dangerously-skip-permissions" in low or "bypass" in low):
+        hint = (
+            "claude refuses bypassPermissions as root (common in CI containers): run the job as "
+            "a non-root user, or use permission_mode acceptEdits / dontAsk with allowed_tools"
+        )
+    elif "no conversation found" in low:
+        hint = (
+            "the session to resume is not on this machine: its transcript travels with the run "
+            "(restored before --resume); re-run the parent node, or use handoff: artifact"
+        )
+    elif "not found" in low and "agent" in low:
+        hint = "define the agent under .claude/agents/ in the repository, or fix the node's agent:"
+    return Output(
+        res.exit_code,
+        res.stdout,
+        session_id=started,
+        cost_unknown=True,
+        error="run_error",
+        detail=f"claude refused to start (exit {res.exit_code}): {said}; {hint}",
+        duration_s=res.duration_s,
+    )
 
 
 def parse_envelope(stdout: str) -> Envelope | None:
@@ -236,6 +390,10 @@ def _envelope(obj: Mapping[str, Any]) -> Envelope:
     elif isinstance(errors_raw, str) and errors_raw:
         errors = (errors_raw,)
     subtype = obj.get("subtype")
+    reason = obj.get("terminal_reason")
+    status = obj.get("api_error_status")
+    denials_raw = obj.get("permission_denials")
+    denials = tuple(_denial(d) for d in (denials_raw if isinstance(denials_raw, list) else []) if d)
     return Envelope(
         result=result if isinstance(result, str) else ("" if result is None else str(result)),
         session_id=sid if isinstance(sid, str) and sid else None,
@@ -246,7 +404,25 @@ def _envelope(obj: Mapping[str, Any]) -> Envelope:
         is_error=obj.get("is_error") is True,
         subtype=subtype if isinstance(subtype, str) else None,
         errors=errors,
+        terminal_reason=reason if isinstance(reason, str) else None,
+        api_error_status=status
+        if isinstance(status, int) and not isinstance(status, bool)
+        else None,
+        denials=denials,
     )
+
+
+def _denial(d: Any) -> str:
+    """A permission denial as ``Tool(the input that was refused)``, clipped to a line."""
+    if not isinstance(d, Mapping):
+        return str(d)[:200]
+    tool = str(d.get("tool_name") or "tool")
+    given = d.get("tool_input")
+    shown = ""
+    if isinstance(given, Mapping):
+        first = given.get("command") or given.get("file_path") or given.get("pattern")
+        shown = str(first) if first is not None else json.dumps(given, sort_keys=True)
+    return f"{tool}({_clip(shown, 160)})" if shown else tool
 
 
 def _error_text(e: Any) -> str:
@@ -268,8 +444,9 @@ def _from_envelope(
         cost_unknown=env.cost_usd is None,
         usage=env.usage,
         duration_s=res.duration_s,
+        denials=env.denials,
     )
-    if env.subtype == BUDGET_SUBTYPE:
+    if env.subtype == BUDGET_SUBTYPE or env.terminal_reason == "budget_exhausted":
         spent = "an unknown amount" if env.cost_usd is None else f"${env.cost_usd:.4f}"
         limit = "" if budget is None else f" of ${budget:.4f}"
         return Output(
@@ -280,19 +457,49 @@ def _from_envelope(
             **common,
         )
     if env.is_error:
-        cause = env.failure_cause or (
-            f"exit {res.exit_code}, no message; stderr: {_tail(res.stderr)}"
-            if res.stderr.strip()
-            else f"exit {res.exit_code}, no message"
+        return Output(
+            res.exit_code, env.result, error="run_error", detail=_error_detail(env, res), **common
         )
+    if not env.result.strip():
         return Output(
             res.exit_code,
             env.result,
-            error="run_error",
-            detail=f"claude reported an error: {_clip(cause)}; {_error_hint(cause)}",
+            error="output_error",
+            detail="the agent exited without answering: claude's reply has an empty result "
+            f"({env.terminal_reason or 'no terminal_reason'}); the node's prompt may need to "
+            "ask for an answer, or the session ended early",
             **common,
         )
     return Output(res.exit_code, env.result, **common)
+
+
+def _error_detail(env: Envelope, res: ProcResult) -> str:
+    """What an ``is_error`` reply means, by ``terminal_reason`` and ``api_error_status`` (never
+    by ``subtype`` alone: 2.1.x reports API failures as ``subtype: success``), with the fix."""
+    said = env.failure_cause or (
+        f"exit {res.exit_code}, no message; stderr: {_tail(res.stderr)}"
+        if res.stderr.strip()
+        else f"exit {res.exit_code}, no message"
+    )
+    said = _clip(said)
+    status, reason = env.api_error_status, env.terminal_reason
+    if status in (401, 403) or any(m in said.lower() for m in _AUTH_MARKERS):
+        return f"claude could not authenticate (HTTP {status or '?'}): {said}; {LOGIN_HINT}"
+    if status == 429:
+        return (
+            f"the API rate-limited claude (HTTP 429): {said}; lower the graph's concurrency, "
+            "or retry the node later (retry: {max: 2, on: [run_error], backoff: …})"
+        )
+    if status is not None and status >= 500:
+        return (
+            f"the API failed (HTTP {status}{', overloaded' if status == 529 else ''}): {said}; "
+            "an outage is not a verdict on the work — retry later (https://status.anthropic.com)"
+        )
+    if env.subtype == "error_max_turns" or reason == "max_turns":
+        return f"claude ran out of turns: {said}; give the node more room or a narrower prompt"
+    if env.subtype == "error_during_execution":
+        return f"claude failed while running: {said}; the CLI's own error, not a verdict"
+    return f"claude reported an error: {said}; {_error_hint(said)}"
 
 
 def _error_hint(cause: str) -> str:

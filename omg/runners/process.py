@@ -5,11 +5,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import secrets
 import select
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +28,7 @@ class ProcResult:
     duration_s: float
     timed_out: bool = False
     spawn_error: str | None = None
+    idle: bool = False  # killed by the watchdog: no output and no activity for idle_s
 
 
 class Spawner(Protocol):
@@ -39,7 +42,17 @@ class Spawner(Protocol):
         env: Mapping[str, str],
         timeout_s: float,
         merge_stderr: bool = False,
+        stdin: str | None = None,
+        idle_s: float | None = None,
+        activity: Callable[[], object] | None = None,
+        reap: bool = False,
     ) -> ProcResult: ...
+
+
+#: The variable every child carries, so what it starts (even in a session of its own) is found.
+MARK = "_OMG_CHILD"  # not an OMG_ setting: a mark, meaningless to the child
+#: Seconds a stopped child gets to end its own children before its group is killed.
+GRACE_S = 3.0
 
 
 def spawn(
@@ -49,34 +62,49 @@ def spawn(
     env: Mapping[str, str],
     timeout_s: float,
     merge_stderr: bool = False,
+    stdin: str | None = None,
+    idle_s: float | None = None,
+    activity: Callable[[], object] | None = None,
+    reap: bool = False,
 ) -> ProcResult:
-    """Run ``argv`` in its own process group; on timeout kill the whole group.
+    """Run ``argv`` in its own process group until it exits, ``timeout_s`` passes, or — with
+    ``idle_s`` — it prints nothing and ``activity()`` stays the same for that long.
 
-    stdin is closed. Output is decoded as UTF-8 with replacement, never raising.
+    ``stdin`` is written to the child (then closed); without it stdin is closed. A child that is
+    stopped gets SIGTERM first (so it can end its own children), then its group is killed after
+    ``GRACE_S``; with ``reap`` every process that carries this child's mark is killed too once
+    it ends — tools started in a session of their own never outlive the node. Output is
+    decoded as UTF-8 with replacement, never raising.
     """
     start = time.monotonic()
+    token = secrets.token_hex(8)
     try:
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
+            env={**env, MARK: token},
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             start_new_session=True,
         )
     except OSError as exc:
         return ProcResult(tuple(argv), None, "", "", time.monotonic() - start, spawn_error=str(exc))
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
     deadline = start + timeout_s
-    chunks, eof = _drain(proc, deadline)
-    timed_out = not eof or not _reaped(proc, deadline)
+    chunks, ended = _drain(proc, deadline, idle_s, activity)
+    timed_out = ended != "eof" or not _reaped(proc, deadline)
     if timed_out:
-        _kill_group(proc.pid)
-        more, _ = _drain(proc, time.monotonic() + 2)  # what the group wrote before dying
+        _stop(proc)
+        more, _ = _drain(proc, time.monotonic() + 2, None, None)  # what it wrote before dying
         for fd in (1, 2):
             chunks[fd].add(more[fd].bytes())
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
+    if reap or timed_out:
+        _kill_group(proc.pid)
+        _kill_marked(token)
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
@@ -89,8 +117,44 @@ def spawn(
         _decode(out),
         _decode(err),
         time.monotonic() - start,
-        timed_out=timed_out,
+        timed_out=timed_out and ended != "idle",
+        idle=ended == "idle",
     )
+
+
+def _feed(proc: subprocess.Popen[bytes], text: str) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.stdin.write(text.encode("utf-8"))
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.stdin.close()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child (claude ends its tools on it), then the group's SIGKILL after a grace."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=GRACE_S)
+    _kill_group(proc.pid)
+
+
+def _kill_marked(token: str) -> None:
+    """SIGKILL every process whose environment carries this child's mark (Linux /proc)."""
+    needle = f"{MARK}={token}".encode()
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                marked = needle in fh.read()
+        except OSError:
+            continue
+        if marked:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 #: Bytes of a child's stdout (and of its stderr) kept in memory: the first and last halves
@@ -130,25 +194,71 @@ class _Capture:
         return bytes(self.head) + marker + tail
 
 
-def _drain(proc: subprocess.Popen[bytes], deadline: float) -> tuple[dict[int, _Capture], bool]:
-    """Read stdout/stderr until EOF or ``deadline``: (captures by fd number, reached EOF)."""
+def _drain(
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    idle_s: float | None,
+    activity: Callable[[], object] | None,
+) -> tuple[dict[int, _Capture], str]:
+    """Read stdout/stderr until EOF, ``deadline``, or ``idle_s`` without output or a change in
+    ``activity()``: (captures by fd number, "eof" | "deadline" | "idle")."""
     fds = {s.fileno(): n for n, s in ((1, proc.stdout), (2, proc.stderr)) if s is not None}
     chunks: dict[int, _Capture] = {1: _Capture(), 2: _Capture()}
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN | select.POLLHUP)
-    while fds:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return chunks, False
-        for fd, _ in poller.poll(left * 1000):
-            data = os.read(fd, 1 << 16)
-            if data:
-                chunks[fds[fd]].add(data)
-            else:
-                poller.unregister(fd)
-                del fds[fd]
-    return chunks, True
+    pidfd = _pidfd(proc)  # the child's exit, even while something it started holds the pipes
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    exited: float | None = None
+    last = time.monotonic()
+    seen = activity() if activity is not None else None
+    try:
+        while fds:
+            now = time.monotonic()
+            left = deadline - now
+            if left <= 0:
+                return chunks, "deadline"
+            if exited is not None and now - exited >= EXIT_DRAIN_S:
+                return chunks, "eof"  # the child is gone; what holds its pipes is reaped later
+            wait = left if idle_s is None else min(left, max(0.0, last + idle_s - now), 1.0)
+            if exited is not None:
+                wait = min(wait, EXIT_DRAIN_S)
+            events = poller.poll(wait * 1000)
+            for fd, _ in events:
+                if fd == pidfd:
+                    poller.unregister(fd)
+                    exited = time.monotonic()
+                    continue
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks[fds[fd]].add(data)
+                    last = time.monotonic()
+                else:
+                    poller.unregister(fd)
+                    del fds[fd]
+            if idle_s is not None and not events:
+                if activity is not None:
+                    now_seen = activity()
+                    if now_seen != seen:
+                        seen, last = now_seen, time.monotonic()
+                if time.monotonic() - last >= idle_s:
+                    return chunks, "idle"
+        return chunks, "eof"
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+#: Seconds to keep reading a child's pipes after it exited (what it wrote last).
+EXIT_DRAIN_S = 0.5
+
+
+def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> bool:

@@ -38,6 +38,10 @@ class EventFields(TypedDict, total=False):
     cost_usd: float
     cost_unknown: bool | None
     usage: dict[str, int] | None
+    permission_denials: list[str] | None  # node_passed/node_failed: tools claude was refused
+    session_cost_usd: float | None  # the session's cumulative cost, as the CLI reported it
+    cli_version: str | None  # the agent CLI's version
+    api_retries: int | None  # how often the CLI retried the API in that execution
     duration_s: float
     retries: int | None
     detail: str | None
@@ -66,6 +70,7 @@ class EventFields(TypedDict, total=False):
     worktree_commit: str
     pull_request: PullRequest  # run_started (leg 1) on a pull request: the head it judges
     ci: CiRun  # run_started: the GitHub Actions run carrying the leg
+    rehearsal: bool  # run_started (leg 1): agent nodes answered by the stub model
     head_sha: str  # run_superseded: the newer head
     command: str  # decision_refused: the command as written
     workflow_run_id: str  # leg_dispatched: GitHub's run of the next leg

@@ -67,6 +67,8 @@ def _run_started(st: State, ev: Event) -> None:
         st["inputs"] = dict(ev.get("inputs", {}))
         if "pull_request" in ev:
             st["pull_request"] = dict(ev["pull_request"])  # type: ignore[typeddict-item]
+        if ev.get("rehearsal"):
+            st["rehearsal"] = True
     leg: LegRecord = {
         "leg": ev["leg"], "started": ev["ts"], "finished": None, "outcome": None, "reason": None
     }  # fmt: skip
@@ -193,10 +195,11 @@ def _terminal(st: State, ev: Event, verdict: str) -> None:
     rec["verdict"] = verdict
     rec["round"] = ev.get("round", 0)
     rec["attempts"] = rec.get("attempts", 0) + 1
-    for key in ("session_id", "duration_s", "detail", "provenance", "cause", "judged", "usage"):
+    keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged", "usage")
+    for key in (*keys, "permission_denials", "session_cost_usd", "cli_version"):
         if key in ev:
             rec[key] = ev[key]
-        elif key in ("provenance", "cause", "judged") and key in rec:
+        elif key in ("provenance", "cause", "judged", "permission_denials") and key in rec:
             del rec[key]
     rec.pop("awaiting", None)
 

@@ -105,6 +105,9 @@ def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
             row.duration_s = ev.get("duration_s")
             row.cause = ev.get("cause")
             row.detail = str(ev.get("detail") or "")
+            denied = ev.get("permission_denials")
+            if denied and kind == "node_passed":
+                row.detail = "; ".join(x for x in (row.detail, f"denied {', '.join(denied)}") if x)
             if kind == "node_passed":
                 row.verdict, row.provenance = "PASS", ev.get("provenance")
             elif kind == "node_failed":

@@ -23,6 +23,9 @@ class NodeRecord(_NodeRequired, total=False):
     """One node's record: the latest execution is authoritative, cost accumulates."""
 
     usage: dict[str, int]
+    permission_denials: list[str]  # tool calls the agent was refused, as Tool(input)
+    session_cost_usd: float  # the agent session's cumulative cost (what a --resume builds on)
+    cli_version: str  # the agent CLI's version that ran it
     session_id: str
     duration_s: float
     detail: str
@@ -93,6 +96,7 @@ class _StateOptional(TypedDict, total=False):
     rounds: int  # feedback re-entries over the whole run, never reset (absent before the first)
     pull_request: PullRequest  # a run started on a pull request judges exactly this head
     superseded_by: str  # the newer head whose run took this one's place
+    rehearsal: bool  # agent nodes answered by the stub model: costs rehearsed, not spent
 
 
 class State(_StateOptional):

@@ -161,6 +161,10 @@ class RunDir:
     def feedback(self, node_id: str) -> Path:
         return self.path / "feedback" / f"{node_id}.out"
 
+    def session(self, session_id: str) -> Path:
+        """An agent session's transcript, kept with the run so a fresh machine can resume it."""
+        return self.path / "sessions" / f"{session_id}.jsonl"
+
     def exists(self) -> bool:
         return self.state_path.exists() or self.events_path.exists()
 

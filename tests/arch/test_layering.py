@@ -25,6 +25,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "runners": {"graph", "kinds", "errors"},
     "git": {"errors", "dotomg"},
     "github": {"errors", "kinds"},
+    "stubmodel": {"errors", "graph", "runners"},
     "leg": {
         "fastschema",
         "graph",
@@ -46,6 +47,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "git",
         "github",
         "leg",
+        "stubmodel",
         "kinds",
         "errors",
         "dotomg",

@@ -117,9 +117,12 @@ from pathlib import Path
 
 here = Path({here!r})
 argv = sys.argv[1:]
+if argv == ["--version"]:
+    print("2.1.332 (Claude Code stand-in)")
+    sys.exit(0)
 calls = here / "calls.jsonl"
 n = sum(1 for _ in calls.open()) if calls.exists() else 0
-prompt = argv[argv.index("-p") + 1] if "-p" in argv else None
+prompt = sys.stdin.read()  # omg hands claude the prompt on stdin
 with calls.open("a") as fh:
     fh.write(json.dumps({{"argv": argv, "prompt": prompt, "cwd": os.getcwd(),
                          "env": dict(os.environ)}}) + "\\n")
@@ -129,15 +132,22 @@ if reply.get("sleep"):
     time.sleep(reply["sleep"])
 for name, text in reply.get("write", {{}}).items():  # an "edit" in the node's cwd
     Path(name).write_text(text)
-sid = argv[argv.index("--resume") + 1] if "--resume" in argv else (
-    argv[argv.index("--session-id") + 1] if "--session-id" in argv else "no-session")
+sid = argv[argv.index("--session-id") + 1] if "--session-id" in argv else (
+    argv[argv.index("--resume") + 1] if "--resume" in argv else "no-session")
+# like the real CLI, a resumed (or forked) session reports the whole session's cost
+books = here / "sessions.json"
+spent = json.loads(books.read_text()) if books.exists() else {{}}
+parent = argv[argv.index("--resume") + 1] if "--resume" in argv else None
+total = spent.get(parent, 0.0) + reply.get("cost", 0.01)
+spent[sid] = total
+books.write_text(json.dumps(spent))
 envelope = {{
     "type": "result",
     "subtype": reply.get("subtype", "success"),
     "is_error": reply.get("is_error", False),
     "result": reply.get("result", "DONE"),
     "session_id": sid,
-    "total_cost_usd": reply.get("cost", 0.01),
+    "total_cost_usd": total,
     "usage": {{"input_tokens": 10, "output_tokens": 5}},
 }}
 print(json.dumps(envelope))

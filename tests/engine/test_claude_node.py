@@ -48,16 +48,22 @@ def test_an_agent_node_runs_claude_and_records_the_reply(
 
     first, second = claude.calls()
     argv = first["argv"]
-    assert argv[:4] == ["-p", "Implement the greet function.", "--output-format", "json"]
+    assert argv[:4] == ["-p", "--output-format", "stream-json", "--verbose"]
+    assert first["prompt"] == "Implement the greet function."  # on stdin
     assert _flag(argv, "--permission-mode") == "acceptEdits"
     assert _flag(argv, "--allowedTools") == "Read,Edit,Bash(make *)"
     assert float(_flag(argv, "--max-budget-usd") or 0) == 2.0
     session = _flag(argv, "--session-id")
     assert session and "--resume" not in argv
     assert Path(first["cwd"]).name == "lane"
-    # handoff: session resumes the parent's session
+    # handoff: session forks the parent's session under a fresh id, priced by its own delta
     assert _flag(second["argv"], "--resume") == session
-    assert "--session-id" not in second["argv"]
+    assert "--fork-session" in second["argv"]
+    child = _flag(second["argv"], "--session-id")
+    assert child and child != session
+    assert state["nodes"]["child"]["session_id"] == child
+    assert state["nodes"]["child"]["cost_usd"] == pytest.approx(0.01)
+    assert state["nodes"]["child"]["session_cost_usd"] == pytest.approx(0.0223)
 
     rec = state["nodes"]["impl"]
     assert (rec["verdict"], rec["provenance"]) == ("PASS", "self-reported")

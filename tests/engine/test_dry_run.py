@@ -52,8 +52,11 @@ def test_a_dry_run_renders_every_invocation_and_runs_nothing(tmp_path: Path, omg
 
     # argv, with the input resolved and shell-quoted
     assert "sh -c 'touch built.txt && echo '\"'\"'x; touch pwned'\"'\"''" in out
-    assert "-p 'Implement for x; touch pwned using <path of artifacts/build.out>'" in out
-    assert "--output-format json" in out
+    assert (
+        "stdin (the prompt): 'Implement for x; touch pwned using <path of artifacts/build.out>'"
+        in out
+    )
+    assert "-p --output-format stream-json --verbose" in out
     assert "--allowedTools Read,Edit" in out
     assert "--max-budget-usd 1.5" in out
     assert "<feedback of review, empty before round 1>" in out

@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,9 +33,10 @@ class RecordingSpawn:
         env: Mapping[str, str],
         timeout_s: float,
         merge_stderr: bool = False,
+        **more: Any,
     ) -> ProcResult:
         t0 = time.monotonic()
-        res = spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr)
+        res = spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr, **more)
         self.calls.append((tuple(argv), t0, time.monotonic()))
         return res
 

@@ -39,6 +39,7 @@ class SpendingClaude:
         env: Mapping[str, str],
         timeout_s: float,
         merge_stderr: bool = False,
+        **more: Any,
     ) -> ProcResult:
         ok = self.rng.random() < 0.6
         reply = {

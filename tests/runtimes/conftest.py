@@ -107,6 +107,7 @@ class RecordingSpawn:
         env: Mapping[str, str],
         timeout_s: float,
         merge_stderr: bool = False,
+        **more: Any,
     ) -> ProcResult:
         self.calls.append(
             {
@@ -115,9 +116,10 @@ class RecordingSpawn:
                 "env": dict(env),
                 "timeout_s": timeout_s,
                 "merge_stderr": merge_stderr,
+                **more,
             }
         )
-        return spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr)
+        return spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr, **more)
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@
 Beside itself it reads ``script.json`` (what to do) and appends to ``calls.json`` (what it
 saw: argv, environment, cwd, and the pid of any grandchild it started). Script keys, all
 optional: ``envelope`` (an object printed as one JSON line), ``stdout``, ``stderr``,
-``exit``, ``grandchild`` (start a ``sleep 300`` in the same process group), ``sleep``.
+``exit``, ``grandchild`` (start a ``sleep 300`` in the same process group), ``detached``
+(one in a session of its own, as claude's Bash tool does), ``sleep``.
 """
 
 import json
@@ -18,10 +19,18 @@ here = Path(sys.argv[0]).resolve().parent
 script_path = here / "script.json"
 script = json.loads(script_path.read_text()) if script_path.exists() else {}
 
-call = {"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}
+call = {
+    "argv": sys.argv[1:],
+    "env": dict(os.environ),
+    "cwd": os.getcwd(),
+    "stdin": sys.stdin.read(),
+}
 if script.get("grandchild"):
     child = subprocess.Popen(["sleep", "300"])
     call["grandchild_pid"] = child.pid
+if script.get("detached"):  # as claude runs a Bash tool: in a session of its own
+    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    call["detached_pid"] = child.pid
 calls_path = here / "calls.json"
 calls = json.loads(calls_path.read_text()) if calls_path.exists() else []
 calls.append(call)

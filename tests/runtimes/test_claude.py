@@ -51,15 +51,16 @@ def test_argv_fresh_session_minimal(rt, claude_stub, make_inv, rec_spawn):
     expected = [
         str(claude_stub.bin),
         "-p",
-        "fix the bug",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "--session-id",
         SID,
     ]
     assert rt.argv(inv) == expected
     assert rec_spawn.calls[0]["argv"] == expected
     assert claude_stub.last()["argv"] == expected[1:]
+    assert claude_stub.last()["stdin"] == "fix the bug"  # the prompt, on standard input
 
 
 def test_argv_every_optional_flag_in_order(rt, claude_stub, make_inv, rec_spawn):
@@ -78,9 +79,9 @@ def test_argv_every_optional_flag_in_order(rt, claude_stub, make_inv, rec_spawn)
     rt.run(inv, rec_spawn)
     assert claude_stub.last()["argv"] == [
         "-p",
-        "review it",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "--permission-mode",
         "acceptEdits",
         "--max-budget-usd",
@@ -96,14 +97,18 @@ def test_argv_every_optional_flag_in_order(rt, claude_stub, make_inv, rec_spawn)
     ]
 
 
-def test_argv_resume_for_session_handoff_replaces_session_id(rt, claude_stub, make_inv, rec_spawn):
-    claude_stub.script(envelope=ok_envelope(session_id=PARENT))
+def test_argv_a_session_handoff_forks_the_parent_under_a_fresh_id(
+    rt, claude_stub, make_inv, rec_spawn
+):
+    claude_stub.script(envelope=ok_envelope(session_id=SID))
     inv = make_inv("continue", session_id=SID, resume_session=PARENT)
     out = rt.run(inv, rec_spawn)
     argv = claude_stub.last()["argv"]
-    assert argv == ["-p", "continue", "--output-format", "json", "--resume", PARENT]
-    assert "--session-id" not in argv
-    assert out.session_id == PARENT
+    assert argv == [
+        "-p", "--output-format", "stream-json", "--verbose",
+        "--resume", PARENT, "--fork-session", "--session-id", SID,
+    ]  # fmt: skip
+    assert out.session_id == SID
 
 
 @pytest.mark.parametrize(
@@ -130,7 +135,7 @@ def test_argv_optional_flags_absent(rt, make_inv, node, budget, absent):
     argv = rt.argv(make_inv("x", node=node, budget_usd=budget))
     for flag in absent:
         assert flag not in argv
-    assert argv[1:5] == ["-p", "x", "--output-format", "json"]
+    assert argv[1:5] == ["-p", "--output-format", "stream-json", "--verbose"]
 
 
 def test_argv_budget_is_a_plain_decimal(rt, make_inv):
@@ -138,9 +143,15 @@ def test_argv_budget_is_a_plain_decimal(rt, make_inv):
     assert rt.argv(make_inv(budget_usd=2))[-1] == "2.0"
 
 
-def test_argv_prompt_starting_with_dash_is_not_read_as_an_option(rt, make_inv):
-    argv = rt.argv(make_inv("--help me"))
-    assert argv[2] == " --help me"
+def test_a_prompt_is_never_an_argument_so_dashes_and_size_do_not_matter(
+    rt, claude_stub, make_inv, rec_spawn
+):
+    claude_stub.script(envelope=ok_envelope())
+    big = "--help me\n" + "x" * (300 * 1024)  # over the 128 KiB a single argument may hold
+    out = rt.run(make_inv(big, session_id=SID), rec_spawn)
+    assert out.error is None, out.detail
+    assert claude_stub.last()["stdin"] == big
+    assert all(len(a) < 1000 for a in claude_stub.last()["argv"])
 
 
 def test_run_uses_cwd_env_and_separate_stderr(
@@ -155,8 +166,9 @@ def test_run_uses_cwd_env_and_separate_stderr(
     assert call["timeout_s"] == 12.5
     seen = claude_stub.last()
     assert Path(seen["cwd"]).resolve() == (tmp_path / "elsewhere").resolve()
-    seen_env = {k: v for k, v in seen["env"].items() if k != "LC_CTYPE"}
-    assert seen_env == env  # exactly the caller's environment, nothing added
+    seen_env = {k: v for k, v in seen["env"].items() if k not in ("LC_CTYPE", "_OMG_CHILD")}
+    assert seen_env == env  # exactly the caller's environment, and the mark of the child
+    assert len(seen["env"]["_OMG_CHILD"]) == 16
 
 
 # -- parsing -------------------------------------------------------------------------------
@@ -290,14 +302,35 @@ def test_budget_subtype_is_budget_exceeded(rt, claude_stub, make_inv, rec_spawn)
     assert "max-budget-usd" in out.detail
 
 
-def test_empty_output_is_output_error_with_stderr_tail(rt, claude_stub, make_inv, rec_spawn):
+def test_exit_one_with_only_stderr_is_a_refusal_not_broken_output(
+    rt, claude_stub, make_inv, rec_spawn
+):
     claude_stub.script(stderr="x" * 2000 + "boom: node crashed\n", exit=1)
     out = rt.run(make_inv(), rec_spawn)
-    assert out.error == "output_error"
-    assert out.detail.startswith("claude produced no output")
+    assert out.error == "run_error"
+    assert out.detail.startswith("claude refused to start (exit 1)")
     assert "boom: node crashed" in out.detail
     assert "x" * 501 not in out.detail
     assert out.cost_unknown is True
+
+
+@pytest.mark.parametrize(
+    ("stderr", "hint"),
+    [
+        ("--agent 'nosuch' not found. Available agents: claude, Explore", ".claude/agents/"),
+        ("No conversation found with session ID: 0000", "its transcript travels with the run"),
+        (
+            "--dangerously-skip-permissions cannot be used with root/sudo privileges",
+            "run the job as a non-root user",
+        ),
+    ],
+)
+def test_each_refusal_of_the_cli_gets_its_own_hint(
+    rt, claude_stub, make_inv, rec_spawn, stderr, hint
+):
+    claude_stub.script(stderr=stderr + "\n", exit=1)
+    out = rt.run(make_inv(), rec_spawn)
+    assert out.error == "run_error" and hint in out.detail
 
 
 def test_non_json_is_output_error_with_stdout_head(rt, claude_stub, make_inv, rec_spawn):
@@ -346,12 +379,35 @@ def test_timeout_kills_the_process_group(rt, claude_stub, make_inv, rec_spawn, p
     assert out.cost_unknown is True
     assert out.session_id == SID
     assert out.detail == (
-        "timed out after 1s (node timeout); process group killed; "
-        "cost unknown (killed before reporting)"
+        "timed out after 1s (node timeout); claude and every process it started were "
+        "stopped; cost unknown (stopped before reporting)"
     )
     assert out.duration_s < 20
     gpid = claude_stub.last()["grandchild_pid"]
     assert process_gone(gpid), f"grandchild {gpid} survived the timeout"
+
+
+def test_a_tool_in_a_session_of_its_own_never_outlives_the_node(
+    rt, claude_stub, make_inv, rec_spawn, process_gone
+):
+    claude_stub.script(detached=True, sleep=60)
+    out = rt.run(make_inv(session_id=SID, timeout_s=1.0), rec_spawn)
+    assert out.error == "timeout"
+    pid = claude_stub.last()["detached_pid"]
+    assert process_gone(pid), f"tool process {pid} survived the timeout"
+    claude_stub.script(detached=True, envelope=ok_envelope())
+    out = rt.run(make_inv(session_id=SID), rec_spawn)
+    assert out.error is None
+    pid = claude_stub.last()["detached_pid"]
+    assert process_gone(pid), f"tool process {pid} survived its node"
+
+
+def test_a_silent_agent_is_stopped_as_stuck_not_slow(rt, claude_stub, make_inv, rec_spawn):
+    claude_stub.script(sleep=60)
+    out = rt.run(make_inv(session_id=SID, node=dict(idle_timeout="1s"), timeout_s=30), rec_spawn)
+    assert out.error == "idle_timeout"
+    assert "stuck: no output and no transcript growth for 1s" in out.detail
+    assert out.duration_s < 15
 
 
 # -- binary resolution ---------------------------------------------------------------------

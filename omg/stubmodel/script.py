@@ -1,0 +1,197 @@
+"""The stub-model script: YAML rules saying what the stand-in model answers, and the matcher."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from omg.errors import GraphError
+
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "stub-model.schema.json"
+
+Condition = Literal["node", "round", "attempt", "prompt", "call"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One assistant message: text, or a tool call (the CLI runs the tool and asks again)."""
+
+    text: str = ""
+    tool: str = ""
+    input: Mapping[str, Any] = field(default_factory=dict)
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An API error answer: HTTP status, Anthropic error type and message, Retry-After."""
+
+    status: int
+    message: str = ""
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    node: str | None = None
+    round: int | None = None
+    attempt: int | None = None
+    prompt: re.Pattern[str] | None = None
+    call: tuple[int, ...] = ()
+    turns: tuple[Turn, ...] = ()
+    error: Failure | None = None
+    hang_s: float = 0.0  # wait this long before answering (a stuck API, for watchdogs)
+    empty: bool = False  # answer with no content at all
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the stand-in knows of one request: the node facts omg sent as headers, the prompt,
+    how many assistant turns the conversation already holds, and the node's call count."""
+
+    node: str
+    round: int | None
+    attempt: int | None
+    prompt: str
+    turn: int
+    call: int
+
+
+@dataclass(frozen=True)
+class Script:
+    rules: tuple[Rule, ...]
+    source: str = ""
+
+    def match(self, req: Request) -> Rule | None:
+        return next((r for r in self.rules if not misses(r, req)), None)
+
+    def closest(self, req: Request) -> tuple[Rule, list[str]] | None:
+        """The rule that fails on the fewest conditions, and what it wanted."""
+        if not self.rules:
+            return None
+        best = min(self.rules, key=lambda r: len(misses(r, req)))
+        return best, misses(best, req)
+
+
+def misses(rule: Rule, req: Request) -> list[str]:
+    """The conditions of ``rule`` that ``req`` does not meet, worded for a person."""
+    out = []
+    if rule.node is not None and rule.node != req.node:
+        out.append(f"node {rule.node!r} (this is {req.node or 'no node'!r})")
+    if rule.round is not None and rule.round != req.round:
+        out.append(f"round {rule.round} (this is round {req.round})")
+    if rule.attempt is not None and rule.attempt != req.attempt:
+        out.append(f"attempt {rule.attempt} (this is attempt {req.attempt})")
+    if rule.prompt is not None and not rule.prompt.search(req.prompt):
+        out.append(f"a prompt matching /{rule.prompt.pattern}/")
+    if rule.call and req.call not in rule.call:
+        out.append(f"call {', '.join(map(str, rule.call))} (this is call {req.call})")
+    return out
+
+
+def describe(req: Request) -> str:
+    facts = [f"node {req.node!r}" if req.node else "no node header"]
+    if req.round is not None:
+        facts.append(f"round {req.round}")
+    if req.attempt is not None:
+        facts.append(f"attempt {req.attempt}")
+    facts.append(f"call {req.call}, turn {req.turn}")
+    return ", ".join(facts)
+
+
+def unmatched_text(script: Script, req: Request) -> str:
+    """The default answer: says that no rule matched, and which one came closest."""
+    text = f"omg stub-model: no rule of {script.source or 'the script'} matched ({describe(req)})"
+    near = script.closest(req)
+    if near is not None:
+        rule, wanted = near
+        text += f"; the closest is rule {rule.name!r}, which wants " + " and ".join(wanted)
+    return text + "."
+
+
+def build(data: Any, source: str) -> Script:
+    """A Script from data that passed the schema (``load`` checks it first)."""
+    rules = []
+    for i, raw in enumerate(data.get("rules") or []):
+        when = raw.get("when") or {}
+        call = when.get("call")
+        calls = tuple(call) if isinstance(call, list) else ((call,) if call is not None else ())
+        err = raw.get("error")
+        turns = tuple(
+            Turn(
+                text=str(t.get("text", "")),
+                tool=str(t.get("tool", "")),
+                input=dict(t.get("input") or {}),
+                usage=dict(t.get("usage") or {}),
+            )
+            for t in raw.get("turns") or []
+        )
+        if "reply" in raw:
+            turns += (Turn(text=str(raw["reply"])),)
+        prompt = when.get("prompt")
+        try:
+            pattern = re.compile(prompt) if prompt is not None else None
+        except re.error as exc:
+            raise GraphError(
+                f"{source}: rule {i + 1} ({raw.get('name', '')}): when.prompt {prompt!r} is not "
+                f"a regular expression ({exc}); fix the pattern"
+            ) from None
+        rules.append(
+            Rule(
+                name=str(raw.get("name") or f"rule {i + 1}"),
+                node=when.get("node"),
+                round=when.get("round"),
+                attempt=when.get("attempt"),
+                prompt=pattern,
+                call=calls,
+                turns=turns,
+                error=None
+                if err is None
+                else Failure(
+                    int(err["status"]), str(err.get("message", "")), err.get("retry_after")
+                ),
+                hang_s=float(raw.get("hang", 0)),
+                empty=bool(raw.get("empty", False)),
+            )
+        )
+    return Script(tuple(rules), source)
+
+
+def load(path: Path) -> Script:
+    """Read and check a script file; a GraphError names the file, the line and the fix."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from omg.graph.yamlpos import parse
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise GraphError(f"cannot read the stub-model script {path}: {exc.strerror}") from None
+    parsed = parse(text)
+    if parsed.problems:
+        p = parsed.problems[0]
+        at = f"{path}:{p.line}" if p.line else str(path)
+        raise GraphError(f"{at}: {p.message}; fix the YAML")
+    data = parsed.data
+    schema = json.loads(SCHEMA.read_text())
+    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        first = errors[0]
+        where = tuple(first.absolute_path)
+        line, _ = parsed.positions.at(where)
+        at = f"{path}:{line}" if line else str(path)
+        shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+        raise GraphError(
+            f"{at}: {shown.lstrip('.') or 'the script'}: {first.message}; "
+            "see schemas/stub-model.schema.json"
+        )
+    return build(data, str(path))
+
+
+__all__: Sequence[str] = ("Failure", "Request", "Rule", "Script", "Turn", "load", "unmatched_text")

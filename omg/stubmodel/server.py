@@ -1,0 +1,260 @@
+"""The stand-in server: enough of the Anthropic Messages API for the claude CLI, on loopback.
+
+``POST /v1/messages`` (streamed as server-sent events, or one JSON message),
+``POST /v1/messages/count_tokens``; every answer comes from the script's first matching rule,
+with plausible ``usage`` so the CLI prices the session. Standard library only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from omg.runners.claude import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
+from omg.stubmodel.script import Failure, Request, Rule, Script, Turn, unmatched_text
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+@dataclass
+class Seen:
+    """One request as the stand-in saw it, for tests and `omg stub-model`'s log."""
+
+    request: Request
+    rule: str  # the rule that answered, or "" for the default answer
+    status: int
+
+
+@dataclass
+class StubModel:
+    """The server and what it saw; ``serve`` runs it on a thread for a ``with`` block."""
+
+    script: Script
+    port: int = 0
+    seen: list[Seen] = field(default_factory=list)
+    _calls: dict[str, int] = field(default_factory=dict)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def answer(
+        self, headers: Mapping[str, str], body: Mapping[str, Any]
+    ) -> tuple[Rule | None, Request]:
+        headers = {k.lower(): v for k, v in headers.items()}  # HTTP headers ignore case
+        node = headers.get(NODE_HEADER.lower(), "")
+        with self._lock:
+            self._calls[node] = self._calls.get(node, 0) + 1
+            call = self._calls[node]
+        messages = body.get("messages") or []
+        req = Request(
+            node=node,
+            round=_int(headers.get(ROUND_HEADER.lower())),
+            attempt=_int(headers.get(ATTEMPT_HEADER.lower())),
+            prompt=_first_user_text(messages),
+            turn=sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant"),
+            call=call,
+        )
+        return self.script.match(req), req
+
+    def message(self, rule: Rule | None, req: Request, model: str) -> dict[str, Any]:
+        """The assistant message a rule gives for this turn (the default when none matched)."""
+        if rule is None:
+            turn = Turn(text=unmatched_text(self.script, req))
+        elif rule.empty:
+            turn = Turn()
+        else:
+            turn = rule.turns[min(req.turn, len(rule.turns) - 1)]
+        content: list[dict[str, Any]] = []
+        if turn.text:
+            content.append({"type": "text", "text": turn.text})
+        if turn.tool:
+            n = next(self._ids)
+            tool_id = f"toolu_omg{n:06d}"
+            content.append(
+                {"type": "tool_use", "id": tool_id, "name": turn.tool, "input": dict(turn.input)}
+            )
+        usage = {
+            "input_tokens": int(turn.usage.get("input_tokens", max(1, len(req.prompt) // 4))),
+            "output_tokens": int(
+                turn.usage.get(
+                    "output_tokens", max(1, (len(turn.text) + 20 * bool(turn.tool)) // 4)
+                )
+            ),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        return {
+            "id": f"msg_omg{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "tool_use" if turn.tool else "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    @contextmanager
+    def serve(self) -> Iterator[StubModel]:
+        server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
+        server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+        thread.daemon = True
+        thread.start()
+        try:
+            yield self
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=5)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _first_user_text(messages: list[Any]) -> str:
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "\n".join(
+                    str(c.get("text", ""))
+                    for c in content
+                    if isinstance(c, dict) and c.get("type") == "text"
+                )
+    return ""
+
+
+def _error_body(fail: Failure) -> dict[str, Any]:
+    kind = _ERROR_TYPES.get(fail.status, "api_error")
+    return {
+        "type": "error",
+        "error": {"type": kind, "message": fail.message or kind.replace("_", " ")},
+    }
+
+
+def _sse(message: dict[str, Any]) -> Iterator[bytes]:
+    """A message as the stream of events the API sends for it."""
+
+    def event(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    start = {**message, "content": [], "stop_reason": None}
+    start["usage"] = {**message["usage"], "output_tokens": 1}
+    yield event("message_start", {"type": "message_start", "message": start})
+    yield event("ping", {"type": "ping"})
+    for i, block in enumerate(message["content"]):
+        opened: dict[str, Any]
+        if block["type"] == "text":
+            opened = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            opened = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield event(
+            "content_block_start",
+            {"type": "content_block_start", "index": i, "content_block": opened},
+        )
+        yield event(
+            "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
+        )
+        yield event("content_block_stop", {"type": "content_block_stop", "index": i})
+    yield event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": message["usage"]["output_tokens"]},
+        },
+    )
+    yield event("message_stop", {"type": "message_stop"})
+
+
+def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def _json(self, status: int, data: Any, headers: Mapping[str, str] = {}) -> None:
+            raw = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self) -> None:
+            self._json(404, _error_body(Failure(404, f"the stub model has no GET {self.path}")))
+
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(size) or b"{}")
+            except ValueError:
+                self._json(400, _error_body(Failure(400, "the request body is not JSON")))
+                return
+            path = self.path.split("?", 1)[0]
+            if path.endswith("/count_tokens"):
+                text = json.dumps(body.get("messages", []))
+                self._json(200, {"input_tokens": max(1, len(text) // 4)})
+                return
+            if not path.endswith("/v1/messages"):
+                self._json(404, _error_body(Failure(404, f"the stub model has no POST {path}")))
+                return
+            rule, req = stub.answer(dict(self.headers.items()), body)
+            if rule is not None and rule.hang_s:
+                time.sleep(rule.hang_s)
+            if rule is not None and rule.error is not None:
+                stub.seen.append(Seen(req, rule.name, rule.error.status))
+                extra = (
+                    {}
+                    if rule.error.retry_after is None
+                    else {"retry-after": f"{rule.error.retry_after:g}"}
+                )
+                self._json(
+                    rule.error.status, _error_body(rule.error), {**extra, "x-should-retry": "true"}
+                )
+                return
+            stub.seen.append(Seen(req, rule.name if rule else "", 200))
+            message = stub.message(rule, req, str(body.get("model") or "claude-stub"))
+            if not body.get("stream"):
+                self._json(200, message)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in _sse(message):
+                self.wfile.write(chunk)
+            self.wfile.flush()
+            self.close_connection = True
+
+    return Handler

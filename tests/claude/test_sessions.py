@@ -1,0 +1,124 @@
+"""Sessions with the real CLI: a handoff forks its parent's session (siblings never share one)
+within a leg and across legs on a fresh machine; a retry starts a fresh session."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .conftest import Env, git_repo
+
+HANDOFF = """\
+name: g
+nodes:
+  - id: a
+    prompt: first task, remember the word heron
+    worktree: lane
+  - id: b
+    depends_on: [a]
+    handoff: session
+    prompt: continue with the second task
+    worktree: lane
+  - id: c
+    depends_on: [a]
+    handoff: session
+    prompt: and a third, on its own
+    worktree: lane
+"""
+
+SCRIPT = """\
+rules:
+  - name: a answers
+    when: {node: a}
+    reply: "noted: heron"
+  - name: a child that sees its parent's conversation
+    when: {prompt: "remember the word heron"}
+    reply: "I remember heron"
+  - name: a child without its parent
+    reply: "no memory of the parent"
+"""
+
+
+def omg(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "omg", *args], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+def state(repo: Path, rid: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((repo / ".omg" / "runs" / rid / "state.json").read_text())
+    return data
+
+
+def test_siblings_fork_the_parents_session_and_each_sees_only_its_own(repo: Path, env: Env) -> None:
+    (repo / "g.yaml").write_text(HANDOFF)
+    (repo / "s.yaml").write_text(SCRIPT)
+    done = omg(repo, env(), "run", "g.yaml", "--run-id", "h", "--rehearse", "s.yaml")
+    assert done.returncode == 0, done.stderr
+    st = state(repo, "h")
+    sessions = {n: st["nodes"][n]["session_id"] for n in "abc"}
+    assert len(set(sessions.values())) == 3  # forked: three sessions, none shared
+    for child in "bc":
+        assert (repo / ".omg" / "runs" / "h" / "artifacts" / f"{child}.out").read_text() == (
+            "I remember heron"
+        )
+    kept = repo / ".omg" / "runs" / "h" / "sessions"
+    assert {p.stem for p in kept.glob("*.jsonl")} == set(sessions.values())
+    # each child is priced by its own turn, not by the parent's session it resumed
+    assert st["nodes"]["b"]["cost_usd"] < st["nodes"]["b"]["session_cost_usd"]
+
+
+def test_a_session_handoff_survives_a_fresh_clone_and_a_fresh_home(
+    tmp_path: Path, env: Env
+) -> None:
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    work = git_repo(tmp_path / "work")
+    (work / "g.yaml").write_text(HANDOFF)
+    (work / "s.yaml").write_text(SCRIPT)
+    git_env = {**env(), "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["add", "."], ["commit", "-qm", "graph"], ["remote", "add", "origin", str(origin)],
+                 ["push", "-q", "origin", "main"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=work, env=git_env, check=True)
+    first = omg(work, env(), "run", "g.yaml", "--run-id", "x", "--rehearse", "s.yaml",
+                "--max-nodes", "1", "--push", "origin")  # fmt: skip
+    assert first.returncode == 4, first.stderr  # paused for its leg budget: a ran, b and c wait
+    # a new machine: the checkout is gone, the same path is cloned again, HOME is new
+    shutil.rmtree(work)
+    subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True)
+    fresh_home = tmp_path / "home-2"
+    second = omg(work, env(HOME=str(fresh_home)), "resume", "x", "--fetch", "origin",
+                 "--rehearse", "s.yaml", "--push", "origin")  # fmt: skip
+    assert second.returncode == 0, second.stderr + second.stdout
+    for child in "bc":
+        reply = (work / ".omg" / "runs" / "x" / "artifacts" / f"{child}.out").read_text()
+        assert reply == "I remember heron", f"{child} lost its parent's session: {reply}"
+
+
+def test_a_retry_starts_a_fresh_session_and_quotes_the_attempt(repo: Path, env: Env) -> None:
+    graph = (
+        "name: g\nnodes:\n  - id: a\n    prompt: write the word\n"
+        "    success_check: {result_matches: '^DONE'}\n    retry: {max: 1, on: [result_mismatch]}\n"
+    )
+    script = """\
+rules:
+  - name: first try misses
+    when: {attempt: 1}
+    reply: "not yet"
+  - name: the retry sees what it repeats
+    when: {attempt: 2, prompt: "not yet"}
+    reply: "DONE after seeing my first try"
+"""
+    (repo / "g.yaml").write_text(graph)
+    (repo / "s.yaml").write_text(script)
+    done = omg(repo, env(), "run", "g.yaml", "--run-id", "t", "--rehearse", "s.yaml")
+    assert done.returncode == 0, done.stderr + done.stdout
+    evs = [json.loads(x) for x in (repo / ".omg/runs/t/events.jsonl").read_text().splitlines()]
+    [retried] = [e for e in evs if e["event"] == "node_retried"]
+    [passed] = [e for e in evs if e["event"] == "node_passed"]
+    assert retried["session_id"] == passed["session_id"] != evs[1]["session_id"]
