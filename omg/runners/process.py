@@ -29,6 +29,7 @@ class ProcResult:
     timed_out: bool = False
     spawn_error: str | None = None
     idle: bool = False  # killed by the watchdog: no output and no activity for idle_s
+    gave_up: str | None = None  # stopped because ``give_up`` named a reason on a stdout line
 
 
 class Spawner(Protocol):
@@ -46,6 +47,7 @@ class Spawner(Protocol):
         idle_s: float | None = None,
         activity: Callable[[], object] | None = None,
         reap: bool = False,
+        give_up: Callable[[str], str | None] | None = None,
     ) -> ProcResult: ...
 
 
@@ -66,9 +68,11 @@ def spawn(
     idle_s: float | None = None,
     activity: Callable[[], object] | None = None,
     reap: bool = False,
+    give_up: Callable[[str], str | None] | None = None,
 ) -> ProcResult:
     """Run ``argv`` in its own process group until it exits, ``timeout_s`` passes, or — with
-    ``idle_s`` — it prints nothing and ``activity()`` stays the same for that long.
+    ``idle_s`` — it prints nothing and ``activity()`` stays the same for that long, or — with
+    ``give_up`` — that function, shown each complete stdout line, returns a reason to stop.
 
     ``stdin`` is written to the child (then closed); without it stdin is closed. A child that is
     stopped gets SIGTERM first (so it can end its own children), then its group is killed after
@@ -93,16 +97,17 @@ def spawn(
     if stdin is not None:
         threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
     deadline = start + timeout_s
-    chunks, ended = _drain(proc, deadline, idle_s, activity)
-    timed_out = ended != "eof" or not _reaped(proc, deadline)
-    if timed_out:
+    watch = _Lines(give_up) if give_up is not None else None
+    chunks, ended = _drain(proc, deadline, idle_s, activity, watch)
+    stopped = ended != "eof" or not _reaped(proc, deadline)
+    if stopped:
         _stop(proc)
         more, _ = _drain(proc, time.monotonic() + 2, None, None)  # what it wrote before dying
         for fd in (1, 2):
             chunks[fd].add(more[fd].bytes())
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
-    if reap or timed_out:
+    if reap or stopped:
         _kill_group(proc.pid)
         _kill_marked(token)
     for stream in (proc.stdout, proc.stderr):
@@ -110,15 +115,16 @@ def spawn(
             stream.close()
     out = chunks[1].bytes()
     err = chunks[2].bytes()
-    code = None if timed_out else proc.returncode
+    code = None if stopped else proc.returncode
     return ProcResult(
         tuple(argv),
         code,
         _decode(out),
         _decode(err),
         time.monotonic() - start,
-        timed_out=timed_out and ended != "idle",
+        timed_out=stopped and ended not in ("idle", "gave_up"),
         idle=ended == "idle",
+        gave_up=watch.reason if watch is not None and ended == "gave_up" else None,
     )
 
 
@@ -194,14 +200,35 @@ class _Capture:
         return bytes(self.head) + marker + tail
 
 
+class _Lines:
+    """Splits stdout into lines for a ``give_up`` predicate and keeps the first reason it gave."""
+
+    def __init__(self, give_up: Callable[[str], str | None]) -> None:
+        self.give_up = give_up
+        self.partial = b""
+        self.reason: str | None = None
+
+    def feed(self, data: bytes) -> bool:
+        """True once a line gave a reason to stop."""
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        if len(self.partial) > CAPTURE_LIMIT:  # one endless line: nothing more to judge by
+            self.partial = b""
+        for line in lines:
+            if self.reason is None:
+                self.reason = self.give_up(_decode(line))
+        return self.reason is not None
+
+
 def _drain(
     proc: subprocess.Popen[bytes],
     deadline: float,
     idle_s: float | None,
     activity: Callable[[], object] | None,
+    watch: _Lines | None = None,
 ) -> tuple[dict[int, _Capture], str]:
-    """Read stdout/stderr until EOF, ``deadline``, or ``idle_s`` without output or a change in
-    ``activity()``: (captures by fd number, "eof" | "deadline" | "idle")."""
+    """Read stdout/stderr until EOF, ``deadline``, ``idle_s`` without output or a change in
+    ``activity()``, or a stdout line ``watch`` gives up on: (captures by fd number,
+    "eof" | "deadline" | "idle" | "gave_up")."""
     fds = {s.fileno(): n for n, s in ((1, proc.stdout), (2, proc.stderr)) if s is not None}
     chunks: dict[int, _Capture] = {1: _Capture(), 2: _Capture()}
     poller = select.poll()
@@ -234,6 +261,8 @@ def _drain(
                 if data:
                     chunks[fds[fd]].add(data)
                     last = time.monotonic()
+                    if watch is not None and fds[fd] == 1 and watch.feed(data):
+                        return chunks, "gave_up"
                 else:
                     poller.unregister(fd)
                     del fds[fd]

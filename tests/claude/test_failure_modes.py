@@ -41,12 +41,18 @@ ONE = "name: g\nnodes:\n  - id: a\n    prompt: do it\n"
 
 def test_an_unauthenticated_cli_is_a_run_error_with_the_login_hint(repo: Path, env: Env) -> None:
     script = "rules:\n  - name: refuse\n    error: {status: 401, message: invalid x-api-key}\n"
-    done, state, _ = rehearse(repo, env(), ONE, script)
+    done, state, events = rehearse(repo, env(), ONE, script)
     assert done.returncode == 1, done.stderr
     rec = state["nodes"]["a"]
     assert (rec["verdict"], rec["cause"]) == ("FAIL", "run_error")
-    assert "could not authenticate (HTTP 401)" in rec["detail"]
+    assert (
+        "could not authenticate: the API refused the credentials 2 times (HTTP 401)"
+        in (rec["detail"])
+    )
     assert "ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN" in rec["detail"]
+    # stopped at the second refusal, not after the CLI's ten retries with backoff
+    failed = [e for e in events if e["event"] == "node_failed"]
+    assert failed[0]["api_retries"] == 2
 
 
 @pytest.mark.parametrize(("status", "words"), [(529, "overloaded"), (429, "rate-limited")])

@@ -15,6 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+if sys.argv[1:] == ["--version"]:  # omg asks once per binary, before the node's session
+    print("2.1.332 (Claude Code)")
+    sys.exit(0)
+
 here = Path(sys.argv[0]).resolve().parent
 script_path = here / "script.json"
 script = json.loads(script_path.read_text()) if script_path.exists() else {}

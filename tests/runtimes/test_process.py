@@ -1,9 +1,12 @@
-"""The process chokepoint keeps a bounded capture of what a child prints, saying what it cut."""
+"""The process chokepoint keeps a bounded capture of what a child prints, saying what it cut,
+and stops a child as soon as a line it printed gives a reason to."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from omg.runners.claude_reply import AuthRetries
 from omg.runners.process import CAPTURE_LIMIT, spawn
 
 
@@ -19,3 +22,26 @@ def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_pat
 def test_a_child_under_the_limit_is_kept_whole(tmp_path: Path) -> None:
     res = spawn(["sh", "-c", "printf 'a%.0s' $(seq 1000)"], cwd=tmp_path, env={}, timeout_s=10)
     assert res.stdout == "a" * 1000
+
+
+def test_a_line_the_watch_gives_up_on_stops_the_child_at_once(tmp_path: Path) -> None:
+    script = "echo one; printf 'fat'; sleep 0.2; echo 'al two'; sleep 30; echo never"
+    res = spawn(
+        ["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+        give_up=lambda line: f"saw {line!r}" if "fatal" in line else None,
+    )  # fmt: skip
+    assert res.gave_up == "saw 'fatal two'"  # a line split across two reads is judged whole
+    assert not res.timed_out and res.exit_code is None
+    assert "never" not in res.stdout
+
+
+def retry_line(status: int) -> str:
+    return json.dumps({"type": "system", "subtype": "api_retry", "error_status": status})
+
+
+def test_the_credentials_are_given_up_on_at_the_second_refusal() -> None:
+    watch = AuthRetries()
+    assert watch(retry_line(529)) is None  # an outage is waited out
+    assert watch('{"type":"assistant"}') is None
+    assert watch(retry_line(401)) is None
+    assert watch(retry_line(403)) == "the API refused the credentials 2 times (HTTP 403)"
