@@ -98,6 +98,7 @@ NODE_SAMPLES: dict[str, Any] = {
     "retry": {"max": 1, "on": ["timeout"], "backoff": {"initial": "2s"}},
     "feedback": {"rerun": "b", "max": 2, "on_exhausted": "gate"},
     "timeout": "5m",
+    "idle_timeout": "90s",
     "budget_usd": 1.5,
 }
 

@@ -4,6 +4,7 @@ a ``--resume`` on another machine, so ``handoff: session`` survives a fresh CI r
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,8 +15,9 @@ from omg.state.store import RunDir
 #: A transcript larger than this is not kept (a cut one could not be resumed); the run then
 #: resumes only where the session was made.
 LIMIT = 4 << 20
-#: Variables whose values never enter a kept transcript.
-SECRET_NAMES = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "GITHUB_TOKEN", "OMG_GIT_TOKEN")
+#: Variables whose values never enter a kept transcript: any token, key, secret or password
+#: (the CI token, the API key, the OAuth token, a git token and whatever a graph's env adds).
+SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 REDACTED = b"[redacted by omg]"
 
 
@@ -30,10 +32,8 @@ def keep(rundir: RunDir, env: Mapping[str, str], cwd: Path, session: str) -> Pat
         data = source.read_bytes()
     except OSError:
         return None
-    for name in SECRET_NAMES:
-        value = env.get(name) or os.environ.get(name)
-        if value and len(value) >= 8:
-            data = data.replace(value.encode(), REDACTED)
+    for value in _secrets({**os.environ, **env}):
+        data = data.replace(value.encode(), REDACTED)
     target = rundir.session(session)
     try:
         _write(target, data)
@@ -53,6 +53,12 @@ def restore(rundir: RunDir, env: Mapping[str, str], cwd: Path, session: str) -> 
     except OSError:  # claude then says the session is missing, and omg gives the hint
         return False
     return True
+
+
+def _secrets(env: Mapping[str, str]) -> list[str]:
+    """Secret values, longest first so a token inside another is not half-redacted."""
+    found = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}
+    return sorted(found, key=len, reverse=True)
 
 
 def _write(target: Path, data: bytes) -> None:
