@@ -201,8 +201,21 @@ def status(
     run_id: Annotated[str | None, typer.Argument(help="One run in detail.")] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
     by_node: ByNode = False,
+    node: Annotated[
+        str | None,
+        typer.Option(
+            "--node", help="One node in detail: its executions and its agent transcripts."
+        ),
+    ] = None,
 ) -> None:
-    """List runs with their derived status, or show one run's ledger."""
+    """List runs with their derived status, or show one run's ledger (or one node of it)."""
+    if node is not None:
+        from omg.cli.nodeview import show_node
+
+        if run_id is None:
+            raise UsageError("--node needs the run: `omg status RUN_ID --node ID`")
+        print(show_node(runs_dir, run_id, node))
+        return
     from omg.cli import status as st
 
     print(st.show(runs_dir, run_id, by_node=by_node))

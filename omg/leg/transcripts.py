@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from omg.runners.claude import transcript_path
+from omg.runners.claude_transcript import transcript_path
 from omg.state.store import RunDir
 
 #: A transcript larger than this is not kept (a cut one could not be resumed); the run then

@@ -17,6 +17,7 @@ from pathlib import Path
 from omg.runners import Invocation, Output
 from omg.runners import claude_reply as reply
 from omg.runners.claude_reply import BIN_ENV
+from omg.runners.claude_transcript import size, transcript_path
 from omg.runners.process import Spawner
 
 DEFAULT_BIN = "claude"
@@ -137,7 +138,7 @@ class ClaudeRunner:
             timeout_s=inv.timeout_s,
             stdin=inv.text,
             idle_s=inv.node.idle_timeout_s,
-            activity=(lambda: _size(transcript)) if transcript is not None else None,
+            activity=(lambda: size(transcript)) if transcript is not None else None,
             reap=True,  # the agent's tools run in sessions of their own: none outlives it
             give_up=reply.AuthRetries(),  # the CLI retries a refused key for minutes
         )
@@ -178,28 +179,6 @@ class ClaudeRunner:
 
 
 _VERSIONS: dict[str, str] = {}
-
-
-def transcript_path(env: Mapping[str, str], cwd: Path, session: str | None) -> Path | None:
-    """Where claude keeps a session's transcript: ``<config>/projects/<cwd, every character
-    that is not a letter or digit replaced by '-'>/<session>.jsonl``; the config directory is
-    ``CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    if not session:
-        return None
-    config = env.get("CLAUDE_CONFIG_DIR") or (
-        os.path.join(env["HOME"], ".claude") if env.get("HOME") else None
-    )
-    if config is None:
-        return None
-    project = re.sub(r"[^A-Za-z0-9]", "-", str(cwd.resolve()))
-    return cwd / config / "projects" / project / f"{session}.jsonl"  # a relative one is cwd's
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
 
 
 def _usd(value: float) -> str:

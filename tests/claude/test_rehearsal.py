@@ -51,6 +51,12 @@ def test_the_review_loop_rehearsal_finds_a_defect_fixes_it_and_ships(repo: Path,
     lane = repo / ".omg" / "worktrees" / "rh" / "lane"
     assert (lane / "hello.sh").read_text() == "#!/bin/sh\necho 'hello, world'\n"  # the real Edit
     assert state["cost_usd"] > 0 and "rehearsed" in done.stdout and "nothing spent" in done.stdout
+    # every agent step is auditable from the run directory: the implementer's two sessions
+    shown = omg(repo, env(), "status", "rh", "--node", "impl")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("session ") >= 4  # two executions, two kept transcripts
+    assert "→ Write hello.sh" in shown.stdout and "→ Edit hello.sh" in shown.stdout
+    assert ".omg/runs/rh/sessions/" in shown.stdout
 
 
 def test_a_rehearsal_never_reaches_the_real_home_or_credentials(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omg.leg import transcripts
-from omg.runners.claude import transcript_path
+from omg.runners.claude_transcript import transcript_path
 from omg.state.store import RunDir
 
 SESSION = "0b6c1f7e-1111-4222-8333-444455556666"

@@ -1,0 +1,109 @@
+"""One node of a run in detail: its executions, and where its agent sessions' transcripts are
+and what the agent did in them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from omg.cli.ledger import verdict_cell
+from omg.errors import StateError
+from omg.graph.build import graph_from_data
+from omg.graph.durations import format_duration
+from omg.runners.claude_transcript import Step, steps
+from omg.state import Event, NodeRecord
+from omg.state.store import RunDir, load_run
+
+#: Steps shown per session: the last ones (the whole transcript is in the file named).
+SHOWN_STEPS = 12
+MARKS = {"tool": "→", "text": "says", "error": "refused/failed:"}
+
+
+def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
+    rundir = RunDir(runs_dir / run_id)
+    if not rundir.exists():
+        raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
+    state, _ = load_run(rundir)
+    graph = graph_from_data(state["graph"])
+    if node_id not in graph.by_id:
+        known = ", ".join(graph.topo_order)
+        raise StateError(f"run {run_id!r} has no node {node_id!r}; its nodes: {known}")
+    node = graph.node(node_id)
+    found = state["nodes"].get(node_id)
+    rec: NodeRecord | dict[str, Any] = found or {}
+    lines = [f"node {node_id} ({node.kind}) in run {run_id}: {verdict_cell(found)}"]
+    if rec.get("cause"):
+        lines[0] += f" ({rec['cause']})"
+    if rec.get("detail"):
+        lines.append(f"detail: {rec['detail']}")
+    runs = [e for e in rundir.read_events() if e.get("node_id") == node_id]
+    finished = [e for e in runs if e["event"] in ("node_passed", "node_failed", "node_retried")]
+    lines.append(f"executions: {len(finished)}")
+    lines += [f"  {_execution(e)}" for e in finished]
+    if runs and runs[-1]["event"] == "node_started":
+        lines.append(f"  running since {runs[-1]['ts']} (leg {runs[-1].get('leg', '?')})")
+    denials = rec.get("permission_denials") or []
+    if denials:
+        lines.append("permission denials: " + "; ".join(denials))
+    artifact = rundir.artifact(node_id)
+    if artifact.exists():
+        lines.append(f"output: {_shown(artifact)}")
+    sessions = list(dict.fromkeys(str(e["session_id"]) for e in runs if e.get("session_id")))
+    for sid in sessions:
+        lines += _session(rundir, sid)
+    if node.kind == "agent" and not sessions:
+        lines.append("no agent session recorded yet")
+    return "\n".join(lines)
+
+
+def _execution(e: Event) -> str:
+    """One line per ended execution; one that was retried or fired a feedback round says so
+    (its event carries the round it led to, so no round of its own is shown)."""
+    if e["event"] == "node_retried":
+        what = "fired feedback" if e.get("reason") == "feedback" else "FAIL, retried"
+        head = [f"leg {e.get('leg', '?')}", f"{what} ({e.get('cause') or '?'})"]
+    else:
+        verdict = str(e.get("verdict", ""))
+        if e.get("provenance") and verdict == "PASS":
+            verdict += f" ({e['provenance']})"
+        if e.get("cause"):
+            verdict += f" ({e['cause']})"
+        head = [f"leg {e.get('leg', '?')}", f"round {e.get('round') or 0}", verdict]
+    cost = "cost unknown" if e.get("cost_unknown") else f"${float(e.get('cost_usd') or 0):.4f}"
+    parts = [*head, cost]
+    if e.get("duration_s") is not None:
+        parts.append(format_duration(float(e["duration_s"])))
+    if e.get("session_id"):
+        parts.append(f"session {str(e['session_id'])[:8]}")
+    if e.get("cli_version"):
+        parts.append(f"claude {e['cli_version']}")
+    if e.get("api_retries"):
+        parts.append(f"{e['api_retries']} API retries")
+    return "  ".join(parts)
+
+
+def _session(rundir: RunDir, sid: str) -> list[str]:
+    kept = rundir.session(sid)
+    if not kept.exists():
+        return [
+            f"session {sid}: no kept transcript (still running, never started, or over the "
+            "size cap); on the machine that ran it, it is under "
+            "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
+        ]
+    done = steps(kept)
+    head = f"session {sid}: transcript {_shown(kept)} ({len(done)} step(s))"
+    shown: list[Step] = done[-SHOWN_STEPS:]
+    out = [head]
+    if len(done) > len(shown):
+        out.append(f"  … {len(done) - len(shown)} earlier step(s)")
+    out += [f"  {s.at[11:19] or '--:--:--'}  {MARKS[s.kind]} {s.text}" for s in shown]
+    return out
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it from here."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
