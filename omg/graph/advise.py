@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 
 from omg.graph.feedback import check_arc, listing, loop_text
@@ -188,39 +189,62 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
                 offset=(tok.start, text),
             )
     yield from _session(graph, at, n)
+    yield from _grants(at, n)
+
+
+#: Commands whose bare grant also allows destructive verbs: (what it allows, narrower grants).
+DESTRUCTIVE = {
+    "git": (
+        "git push --force, git reset --hard, git clean -fdx",
+        "Bash(git diff *), Bash(git status)",
+    ),
+    "gh": ("gh repo delete, gh release delete", "Bash(gh pr view *), Bash(gh pr diff *)"),
+    "npm": ("npm publish, npm unpublish", "Bash(npm test), Bash(npm run lint)"),
+    "docker": ("docker system prune, docker rm -f", "Bash(docker build *)"),
+    "kubectl": ("kubectl delete", "Bash(kubectl get *), Bash(kubectl describe *)"),
+    "rm": ("rm -rf on any path", "Bash(rm build/*)"),
+    "find": ("find -delete and -exec", "Glob and Grep, which only read"),
+}
+_BARE = re.compile(r"Bash\((?P<cmd>[A-Za-z0-9_.-]+)(?::\*| \*|\*)\)")
+
+
+def _grants(at: Locator, n: Node) -> Iterator[Finding]:
+    """A grant of every shell command, or of every use of a command with destructive verbs."""
+    if n.kind != "agent" or not n.allowed_tools or n.permission_mode == "bypassPermissions":
+        return
+    for i, grant in enumerate(n.allowed_tools):
+        bare = _BARE.fullmatch(grant.strip())
+        if grant.strip() in ("Bash", "Bash(*)"):
+            what, narrow = "every shell command", "Bash(make test), Bash(git diff *)"
+        elif bare is not None and bare["cmd"] in DESTRUCTIVE:
+            what, narrow = DESTRUCTIVE[bare["cmd"]]
+            what = f"every {bare['cmd']} command, {what} included"
+        else:
+            continue
+        yield at.finding(
+            "broad-tool-grant",
+            f"allowed_tools grants {grant!r}, which pre-approves {what}, with nothing to stop "
+            f"the agent; grant only what the node needs, e.g. {narrow}",
+            n.id,
+            f"allowed_tools.{i}",
+            severity="warning",
+        )
 
 
 def _session(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
-    if n.handoff != "session" or len(n.depends_on) != 1:
+    """A retried attempt of a session handoff starts fresh. (A handoff into another cwd is not
+    warned about: claude 2.1.x resumes a session from any directory, tests/claude shows it.)"""
+    if n.handoff != "session" or len(n.depends_on) != 1 or n.retry.max == 0:
         return
-    parent = graph.by_id.get(n.depends_on[0])
-    if n.retry.max > 0:
-        yield at.finding(
-            "session-retry",
-            f"handoff: session with retry — a retried attempt starts a fresh session "
-            f'instead of resuming "{n.depends_on[0]}"\'s, so make the prompt work '
-            "without that context, or drop retry",
-            n.id,
-            "retry",
-            severity="warning",
-        )
-    if parent is not None and _place(parent) != _place(n):
-        yield at.finding(
-            "session-cwd",
-            f'handoff: session runs in {_place(n)} but parent "{parent.id}" ran in '
-            f"{_place(parent)} — claude finds sessions per project directory, so "
-            "--resume would not find the parent's session; run both in the same "
-            "cwd or worktree",
-            n.id,
-            "handoff",
-            severity="warning",
-        )
-
-
-def _place(n: Node) -> str:
-    if n.worktree is not None:
-        return f'worktree "{n.worktree.name}"'
-    return f'cwd "{n.cwd}"' if n.cwd is not None else "the repository root"
+    yield at.finding(
+        "session-retry",
+        f"handoff: session with retry — a retried attempt starts a fresh session "
+        f'instead of resuming "{n.depends_on[0]}"\'s, so make the prompt work '
+        "without that context, or drop retry",
+        n.id,
+        "retry",
+        severity="warning",
+    )
 
 
 def _inputs(graph: Graph, at: Locator) -> Iterator[Finding]:

@@ -122,3 +122,37 @@ rules:
     [retried] = [e for e in evs if e["event"] == "node_retried"]
     [passed] = [e for e in evs if e["event"] == "node_passed"]
     assert retried["session_id"] == passed["session_id"] != evs[1]["session_id"]
+
+
+ACROSS_CWD = """\
+name: g
+nodes:
+  - id: a
+    prompt: first task, remember the word heron
+  - id: b
+    depends_on: [a]
+    handoff: session
+    cwd: sub
+    prompt: continue in the subdirectory
+"""
+
+
+def test_a_handoff_into_another_cwd_resumes_the_parent_even_on_a_fresh_config(
+    repo: Path, env: Env
+) -> None:
+    """claude 2.1.x resumes a session made in another directory; omg restores the transcript
+    where the child looks, so a machine without the parent's transcript does not lose it."""
+    (repo / "sub").mkdir()
+    (repo / "sub" / "keep").write_text("")
+    (repo / "g.yaml").write_text(ACROSS_CWD)
+    (repo / "s.yaml").write_text(SCRIPT)
+    first = omg(repo, env(), "run", "g.yaml", "--run-id", "w", "--rehearse", "s.yaml",
+                "--max-nodes", "1")  # fmt: skip
+    assert first.returncode == 4, first.stderr
+    config = repo / ".omg" / "rehearsal" / "w" / "claude"  # a rehearsal's CLAUDE_CONFIG_DIR
+    assert list(config.glob("projects/*/*.jsonl"))
+    shutil.rmtree(config)  # the next leg's machine has no transcript of a's session
+    second = omg(repo, env(), "resume", "w", "--rehearse", "s.yaml")
+    assert second.returncode == 0, second.stderr + second.stdout
+    reply = (repo / ".omg" / "runs" / "w" / "artifacts" / "b.out").read_text()
+    assert reply == "I remember heron"
