@@ -4,6 +4,7 @@ closed cause (with a hint saying what to do) each way a session can end maps to.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,15 +32,9 @@ USAGE_KEYS = (
 STDERR_TAIL = 500
 STDOUT_HEAD = 200
 #: Words that mark an error reply as an authentication problem (the login hint comes first).
-_AUTH_MARKERS = (
-    "not logged in",
-    "/login",
-    "api key",
-    "oauth",
-    "authentication",
-    "unauthorized",
-    "401",
-    "403",
+#: The statuses as words, so a session id or a count that contains 401 does not count.
+_AUTH_MARKERS = re.compile(
+    r"not logged in|/login|api key|oauth|authentication|unauthorized|\b40[13]\b", re.IGNORECASE
 )
 
 
@@ -96,6 +91,13 @@ def api_retries(stdout: str) -> Retries:
                 statuses.append(int(ev["error_status"]))
     return Retries(count, tuple(statuses))
 
+
+#: What to do when the session a handoff resumes is not where claude looks.
+SESSION_HINT = (
+    "the session to resume is not on this machine: its transcript travels with the run "
+    "(restored before --resume, unless it was over the size cap); re-run the parent node, "
+    "or use handoff: artifact"
+)
 
 #: API refusals of the credentials after which omg stops a session: the CLI retries a 401 ten
 #: times with backoff (minutes), yet a key it was refused twice will not start working.
@@ -177,10 +179,7 @@ def refused(res: ProcResult, started: str | None) -> Output:
             "a non-root user, or use permission_mode acceptEdits / dontAsk with allowed_tools"
         )
     elif "no conversation found" in low:
-        hint = (
-            "the session to resume is not on this machine: its transcript travels with the run "
-            "(restored before --resume); re-run the parent node, or use handoff: artifact"
-        )
+        hint = SESSION_HINT
     elif "not found" in low and "agent" in low:
         hint = "define the agent under .claude/agents/ in the repository, or fix the node's agent:"
     return Output(
@@ -347,7 +346,9 @@ def _error_detail(env: Envelope, res: ProcResult) -> str:
     )
     said = _clip(said)
     status, reason = env.api_error_status, env.terminal_reason
-    if status in (401, 403) or any(m in said.lower() for m in _AUTH_MARKERS):
+    if "no conversation found" in said.lower():
+        return f"claude could not resume the parent's session: {said}; {SESSION_HINT}"
+    if status in (401, 403) or _AUTH_MARKERS.search(said):
         return f"claude could not authenticate (HTTP {status or '?'}): {said}; {LOGIN_HINT}"
     if status == 429:
         return (
@@ -368,7 +369,7 @@ def _error_detail(env: Envelope, res: ProcResult) -> str:
 
 def _error_hint(cause: str) -> str:
     low = cause.lower()
-    if any(m in low for m in _AUTH_MARKERS):
+    if _AUTH_MARKERS.search(low):
         return LOGIN_HINT
     return (
         "this is a failure of the claude CLI or its API, not a judgment of the work; "

@@ -283,6 +283,23 @@ def test_error_list_is_the_cause(rt, claude_stub, make_inv, rec_spawn):
     assert "Invalid API key / retry" in out.detail
 
 
+def test_a_resume_the_cli_cannot_find_says_where_the_session_should_have_come_from(
+    rt, claude_stub, make_inv, rec_spawn
+):
+    """2.1.332 answers a missing --resume session with an is_error envelope (exit 1)."""
+    missing = "No conversation found with session ID: c1fddef1-ba8c-4401-8d65-db4ec5b425cc"
+    claude_stub.script(
+        envelope=ok_envelope(
+            is_error=True, subtype="error_during_execution", result="", errors=[missing]
+        ),
+        exit=1,
+    )
+    out = rt.run(make_inv(), rec_spawn)
+    assert out.error == "run_error"
+    assert out.detail.startswith("claude could not resume the parent's session: No conversation")
+    assert "its transcript travels with the run" in out.detail
+
+
 def test_budget_subtype_is_budget_exceeded(rt, claude_stub, make_inv, rec_spawn):
     claude_stub.script(
         envelope={
