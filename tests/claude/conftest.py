@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -11,7 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / "node_modules" / ".bin" / "claude"
-PINNED = "2.1.332"
+#: The one pin of the CLI's version, in package.json (npm ci installs it; the action too).
+PINNED = json.loads((ROOT / "package.json").read_text())["devDependencies"][
+    "@anthropic-ai/claude-code"
+]
 
 
 @pytest.fixture(scope="session")

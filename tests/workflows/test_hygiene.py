@@ -4,6 +4,7 @@ that queue instead of cancelling, and an action whose inputs and outputs match `
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -130,8 +131,11 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     assert set(doc["outputs"]) == set(OUTPUT_NAMES)
     [leg] = [s for s in doc["runs"]["steps"] if s.get("id") == "leg"]
     env = leg["env"]
+    [claude] = [s for s in doc["runs"]["steps"] if s.get("id") == "claude"]
+    assert claude["env"]["CLAUDE_VERSION"] == "${{ inputs.claude-version }}"
+    assert env["OMG_CLAUDE_BIN"] == "${{ steps.claude.outputs.bin }}"  # the CLI it installed
     for name in doc["inputs"]:
-        if name in ("python",):
+        if name in ("python", "claude-version"):  # the install steps' business
             continue
         wanted = f"${{{{ inputs.{name} }}}}"
         assert wanted in env.values(), f"input {name} does not reach omg leg through env:"
@@ -140,10 +144,54 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     click_leg = next(c for c in app.registered_commands if c.name == "leg")
     assert click_leg is not None
     for var in env:
-        if var.startswith("OMG_") and var != "OMG_VENV":
+        if var.startswith("OMG_") and var not in ("OMG_VENV", "OMG_CLAUDE_BIN"):  # runners read it
             assert var in (ROOT / "omg" / "cli" / "app.py").read_text(), f"omg ignores {var}"
 
 
 def test_the_pre_commit_hook_runs_omg_lint() -> None:
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["entry"] == "omg lint" and hook["language"] == "python"
+
+
+INSTALL_CLAUDE = ROOT / ".github" / "install-claude.sh"
+
+
+def test_the_claude_install_reads_the_one_pin_in_package_json() -> None:
+    pin = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    done = subprocess.run(
+        ["bash", str(INSTALL_CLAUDE), "--version-only", str(ROOT)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == pin["@anthropic-ai/claude-code"]
+
+
+def test_the_claude_install_uses_a_claude_of_the_pinned_version_already_on_path(
+    tmp_path: Path,
+) -> None:
+    pin = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho '{pin['@anthropic-ai/claude-code']} (Claude Code)'\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["bash", str(INSTALL_CLAUDE), str(tmp_path / "prefix"), str(ROOT)],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(fake) and not (tmp_path / "prefix").exists()
+
+
+def test_the_claude_install_without_npm_says_what_to_add(tmp_path: Path) -> None:
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("python3", "cut", "bash"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bare / tool).symlink_to(found)
+    done = subprocess.run(
+        ["bash", str(INSTALL_CLAUDE), str(tmp_path / "prefix"), str(ROOT)],
+        capture_output=True, text=True, env={"PATH": str(bare), "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "npm is needed" in done.stderr and "actions/setup-node" in done.stderr
