@@ -21,7 +21,7 @@ Commands:
   graph       Print the graph as a Mermaid flowchart.
   run         Start a run: its first leg.
   resume      Run the next leg of a run.
-  status      List runs with their derived status, or show one run's ledger.
+  status      List runs, or show one run's ledger or one of its nodes.
   replay      Rebuild state.json from events.jsonl and compare field by...
   clean       Remove a run's worktrees; never a branch holding unpushed...
   leg         One GitHub Actions job: read the event, run one leg, report.

@@ -208,7 +208,7 @@ def status(
         ),
     ] = None,
 ) -> None:
-    """List runs with their derived status, or show one run's ledger (or one node of it)."""
+    """List runs, or show one run's ledger or one of its nodes."""
     if node is not None:
         from omg.cli.nodeview import show_node
 
