@@ -16,6 +16,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 SMOKES = {
     "overhead.py": (["--quick"], True),
     "ci_leg.py": (["--quick"], True),
+    "agent_node.py": (["--quick"], True),
     "peers.py": (["--quick"], True),
     "startup.py": (["--quick"], True),
     "resume.py": (["--quick"], True),
