@@ -17,6 +17,7 @@ from pathlib import Path
 from omg.runners import Invocation, Output
 from omg.runners import claude_reply as reply
 from omg.runners.claude_reply import BIN_ENV
+from omg.runners.claude_stream import AuthRetries, api_retries
 from omg.runners.claude_transcript import size, transcript_path
 from omg.runners.process import Spawner
 
@@ -140,9 +141,9 @@ class ClaudeRunner:
             idle_s=inv.node.idle_timeout_s,
             activity=(lambda: size(transcript)) if transcript is not None else None,
             reap=True,  # the agent's tools run in sessions of their own: none outlives it
-            give_up=reply.AuthRetries(),  # the CLI retries a refused key for minutes
+            give_up=AuthRetries(),  # the CLI retries a refused key for minutes
         )
-        retries = reply.api_retries(res.stdout)
+        retries = api_retries(res.stdout)
         if res.spawn_error is not None:
             return Output(
                 None,

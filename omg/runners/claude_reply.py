@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from omg.kinds import Cause
 from omg.runners import Output
+from omg.runners.claude_stream import Retries
 from omg.runners.process import ProcResult, tail
 
 #: Parent-environment variable naming the claude binary (a path, or a name looked up on PATH).
@@ -61,37 +63,6 @@ class Envelope:
         return self.result.strip()
 
 
-@dataclass(frozen=True)
-class Retries:
-    count: int = 0
-    statuses: tuple[int, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def describe(self) -> str:
-        shown = sorted(set(self.statuses))
-        what = "retry" if self.count == 1 else "retries"
-        return f"{self.count} API {what} (HTTP {', '.join(map(str, shown)) or '?'})"
-
-
-def api_retries(stdout: str) -> Retries:
-    """The ``system/api_retry`` events of a stream-json transcript."""
-    count, statuses = 0, []
-    for line in stdout.splitlines():
-        if '"api_retry"' not in line:
-            continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(ev, dict) and ev.get("subtype") == "api_retry":
-            count += 1
-            if isinstance(ev.get("error_status"), int):
-                statuses.append(int(ev["error_status"]))
-    return Retries(count, tuple(statuses))
-
-
 #: What to do when the session a handoff resumes is not where claude looks.
 SESSION_HINT = (
     "the session to resume is not on this machine: its transcript travels with the run "
@@ -99,44 +70,17 @@ SESSION_HINT = (
     "or use handoff: artifact"
 )
 
-#: API refusals of the credentials after which omg stops a session: the CLI retries a 401 ten
-#: times with backoff (minutes), yet a key it was refused twice will not start working.
-AUTH_RETRIES = 2
-
-
-class AuthRetries:
-    """A ``give_up`` watch on claude's stream: a reason once the API has refused the session's
-    credentials ``AUTH_RETRIES`` times (``system/api_retry`` with status 401 or 403)."""
-
-    def __init__(self) -> None:
-        self.seen: list[int] = []
-
-    def __call__(self, line: str) -> str | None:
-        if '"api_retry"' not in line:
-            return None
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            return None
-        if isinstance(ev, dict) and ev.get("error_status") in (401, 403):
-            self.seen.append(int(ev["error_status"]))
-        if len(self.seen) < AUTH_RETRIES:
-            return None
-        return f"the API refused the credentials {len(self.seen)} times (HTTP {self.seen[-1]})"
-
 
 def auth_refused(res: ProcResult, started: str | None, retries: Retries) -> Output:
     """claude was stopped by ``AuthRetries``: an authentication failure, said at once."""
-    return Output(
-        None,
-        res.stdout,
-        session_id=started,
-        cost_unknown=True,
-        error="run_error",
-        detail=f"claude could not authenticate: {res.gave_up}; omg stopped it rather than "
+    return _unanswered(
+        res,
+        started,
+        "run_error",
+        f"claude could not authenticate: {res.gave_up}; omg stopped it rather than "
         f"wait out the CLI's retries; {LOGIN_HINT}",
-        duration_s=res.duration_s,
-        api_retries=retries.count,
+        stopped=True,
+        retries=retries,
     )
 
 
@@ -156,15 +100,13 @@ def stopped(
         )
     if retries:
         what += f"; the API was failing meanwhile: {retries.describe()}"
-    return Output(
-        None,
-        res.stdout,
-        session_id=started,
-        cost_unknown=True,
-        error="idle_timeout" if idle is not None else ("run_error" if retries else "timeout"),
-        detail=f"{what}; cost unknown (stopped before reporting)",
-        duration_s=res.duration_s,
-        api_retries=retries.count,
+    return _unanswered(
+        res,
+        started,
+        "idle_timeout" if idle is not None else ("run_error" if retries else "timeout"),
+        f"{what}; cost unknown (stopped before reporting)",
+        stopped=True,
+        retries=retries,
     )
 
 
@@ -182,14 +124,11 @@ def refused(res: ProcResult, started: str | None) -> Output:
         hint = SESSION_HINT
     elif "not found" in low and "agent" in low:
         hint = "define the agent under .claude/agents/ in the repository, or fix the node's agent:"
-    return Output(
-        res.exit_code,
-        res.stdout,
-        session_id=started,
-        cost_unknown=True,
-        error="run_error",
-        detail=f"claude refused to start (exit {res.exit_code}): {said}; {hint}",
-        duration_s=res.duration_s,
+    return _unanswered(
+        res,
+        started,
+        "run_error",
+        f"claude refused to start (exit {res.exit_code}): {said}; {hint}",
     )
 
 
@@ -379,15 +318,12 @@ def _error_hint(cause: str) -> str:
 
 def env_failure(res: ProcResult, started: str | None) -> Output:
     said = _tail(res.stderr) or _tail(res.stdout) or "no output"
-    return Output(
-        res.exit_code,
-        res.stdout,
-        session_id=started,
-        cost_unknown=True,
-        error="run_error",
-        detail=f"environment failure: claude exited {res.exit_code}: {said} — "
+    return _unanswered(
+        res,
+        started,
+        "run_error",
+        f"environment failure: claude exited {res.exit_code}: {said} — "
         f"{INSTALL_HINT}; this never fires a feedback loop",
-        duration_s=res.duration_s,
     )
 
 
@@ -400,14 +336,33 @@ def output_error(res: ProcResult, started: str | None) -> Output:
         detail += f" (exit {res.exit_code})"
     if res.stderr.strip():
         detail += f" (claude stderr: {_tail(res.stderr)})"
+    return _unanswered(
+        res,
+        started,
+        "output_error",
+        detail,
+    )
+
+
+def _unanswered(
+    res: ProcResult,
+    started: str | None,
+    error: Cause,
+    detail: str,
+    *,
+    stopped: bool = False,
+    retries: Retries | None = None,
+) -> Output:
+    """An execution that ended without a reply envelope: its cost is unknown."""
     return Output(
-        res.exit_code,
+        None if stopped else res.exit_code,
         res.stdout,
         session_id=started,
         cost_unknown=True,
-        error="output_error",
+        error=error,
         detail=detail,
         duration_s=res.duration_s,
+        api_retries=0 if retries is None else retries.count,
     )
 
 
