@@ -10,16 +10,13 @@
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from omg.cli import exits
-from omg.cli.report import Links, Situation, annotation_lines, comment, markdown, marker
+from omg.cli.leg_report import Reporting, say
 from omg.errors import MovedOn, OmgError, StateError, UsageError
 from omg.git.repo import RunRepo
-from omg.github import outputs
 from omg.github.access import refusal
 from omg.github.client import GitHub
 from omg.github.command import Command, Malformed, parse
@@ -35,10 +32,6 @@ from omg.state.events import EventFields
 from omg.state.records import CiRun
 from omg.state.records import PullRequest as PullRequestRecord
 from omg.state.store import RunDir
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -69,14 +62,16 @@ def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
     return job.handle()
 
 
-class Job:
+class Job(Reporting):
     """One `omg leg` process: the event, the runs it touches, and what it tells GitHub."""
 
     def __init__(self, gh: Actions, args: LegArgs, environ: Mapping[str, str]) -> None:
         self.gh = gh
         self.args = args
+        self.runs_dir = args.runs_dir
+        self.dispatch_workflow = args.dispatch_workflow
         self.environ = environ
-        self.api = GitHub(gh.api_url, gh.repository, gh.token, warn=_say)
+        self.api = GitHub(gh.api_url, gh.repository, gh.token, warn=say)
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.default_branch = ""
@@ -169,7 +164,7 @@ class Job:
                     end = self.resume(rid, decision=d, contest=True)
                 return self.finish(end, number=t.number)
             except MovedOn:
-                _say(f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again")
+                say(f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again")
                 self.fetch(rid, replace=True)
         self.notes.append(f"run {rid} kept moving; {cmd.text!r} was not applied, comment again")
         return self.report_only(rid, t.number)
@@ -260,10 +255,10 @@ class Job:
     def environment(self, run_id: str) -> Environment:
         from omg.leg.commits import attach
 
-        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), warn=_say)
+        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), warn=say)
         tokens = git_tokens(self.environ)
         env.commits = attach(
-            env.root, run_id, push=self.args.push, base="HEAD", warn=_say, tokens=tokens
+            env.root, run_id, push=self.args.push, base="HEAD", warn=say, tokens=tokens
         )
         if env.commits is None:
             raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
@@ -289,10 +284,10 @@ class Job:
                     [f"refs/pull/{n}/head:refs/remotes/{self.args.push}/pull/{n}/head"],
                 )
             except OmgError as exc:
-                _say(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
+                say(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
         if repo.has_commit(sha):
             return sha
-        _say(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
+        say(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
         return "HEAD"
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
@@ -305,7 +300,7 @@ class Job:
             rundir,
             run_id,
             self.args.push,
-            warn=_say,
+            warn=say,
             tokens=git_tokens(self.environ),
             missing_ok=True,
             replace=replace,
@@ -328,7 +323,7 @@ class Job:
         from omg.leg.start import start_run
 
         stamp: EventFields = {**self.stamp(), "pull_request": pr}
-        _say(f"omg: starting run {rid} of {graph.name!r}")
+        say(f"omg: starting run {rid} of {graph.name!r}")
         try:
             return start_run(
                 graph,
@@ -365,7 +360,7 @@ class Job:
         if state["paused_at"] and decision is None and not retry_failed:
             self.notes.append(f"run {rid} waits at gate {state['paused_at']}")
             return None
-        _say(f"omg: continuing run {rid}")
+        say(f"omg: continuing run {rid}")
         try:
             return resume_run(
                 rid,
@@ -389,7 +384,7 @@ class Job:
     def lost(self, rid: str, why: MovedOn) -> None:
         """Another leg of this run won the compare-and-swap: this one ends, having spent nothing."""
         self.notes.append(f"another leg advanced run {rid} first; this leg ran nothing ({why})")
-        _say(f"omg: {self.notes[-1]}")
+        say(f"omg: {self.notes[-1]}")
         self.fetch(rid, replace=True)  # report what the winner recorded
 
     def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State:
@@ -483,136 +478,5 @@ class Job:
         key = f"<!-- omg:reply={comment_id} -->"
         self.api.post_once(number, key, f"{key}\n@{login} omg refused `{cmd.text}`: {why}.")
         self.notes.append(f"refused {cmd.text!r} from {login}: {why}")
-        _say(f"omg: {self.notes[-1]}")
+        say(f"omg: {self.notes[-1]}")
         return self.report_only(rid, number)
-
-    # -- reporting -----------------------------------------------------------------------
-
-    def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
-        from omg.leg.notes import progress_seq
-
-        env = self.environment(rid)
-        assert env.commits is not None
-        rundir = RunDir(self.args.runs_dir / rid)
-        ref = env.commits.pause_ref(progress_seq(rundir)) or env.commits.repo.run_head(rid) or ""
-        head = state.get("pull_request", {}).get("head_sha", "")
-        note = " ".join(self.notes)
-        status = state["status"]
-        if status == "paused" and state["paused_at"]:
-            return Situation("paused", state["paused_at"], ref, head, "gate", note)
-        if status == "paused":
-            return Situation("continuing", "", ref, head, "dispatch", note)
-        if status == "running":  # a leg lost its race or was cut: the next leg picks it up
-            return Situation("continuing", "", ref, head, "none", note)
-        return Situation(status, "", ref, head, "none", note)
-
-    def links(self, rid: str) -> Links:
-        return Links(self.gh.tree_url(f"omg/runs/{rid}"), self.gh.run_url)
-
-    def report_only(
-        self, rid: str, number: int | None, reply: tuple[str, str] | None = None
-    ) -> int:
-        return self.finish(None, number=number, rid=rid, reply=reply)
-
-    def finish(
-        self,
-        end: LegEnd | None,
-        *,
-        number: int | None,
-        rid: str | None = None,
-        reply: tuple[str, str] | None = None,
-    ) -> int:
-        """Outputs, summary, annotations and the sticky comment; then the next leg, if due."""
-        from omg.graph.load import graph_from_snapshot
-
-        run_id = end.run_id if end is not None else rid
-        if run_id is None:  # a leg that lost its race before the run existed anywhere
-            return self.skip(" ".join(self.notes) or "nothing ran", quiet=False)
-        rundir = RunDir(self.args.runs_dir / run_id)
-        state = rundir.read_state()
-        graph = (
-            end.graph
-            if end is not None
-            else graph_from_snapshot(state["graph"], state["graph_source"])
-        )
-        events = list(rundir.read_events())
-        sit = self.situation(run_id, state, end)
-        values = {
-            "status": sit.status,
-            "run-id": run_id,
-            "gate": sit.gate,
-            "next": sit.next,
-            "cost-usd": f"{state['cost_usd']:.4f}",
-            "state-ref": sit.state_ref,
-        }
-        try:
-            if sit.next == "dispatch":
-                values["next"] = self.dispatch(run_id)
-                sit = Situation(
-                    sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
-                )
-                rundir_state = rundir.read_state()
-                state, events = rundir_state, list(rundir.read_events())
-            commands, cut = annotation_lines(graph, state, state["graph_source"], self.findings)
-            for line in commands:
-                print(line)
-            links = self.links(run_id)
-            outputs.write_summary(
-                self.gh.summary, markdown(graph, state, events, sit, links, rows=1000, extra=cut)
-            )
-            if number is not None:
-                body = comment(graph, state, events, sit, links, number)
-                self.api.upsert_comment(number, marker(number, graph.name), body)
-                if reply is not None:
-                    key, login = reply
-                    self.api.post_once(
-                        number,
-                        key,
-                        f"{key}\n@{login} run `{run_id}`: "
-                        f"{sit.status}; the omg comment above has the details.",
-                    )
-        finally:
-            outputs.write_outputs(self.gh.output, values)
-        _say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
-        return exits.FAILED if sit.status == "failed" else exits.PASSED
-
-    def dispatch(self, rid: str) -> str:
-        """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).
-
-        It runs on the branch this workflow came from, or on the default branch when that is a
-        pull request's merge ref: the same trusted workflow file a comment leg runs.
-        """
-        workflow = self.args.dispatch_workflow or self.gh.workflow_file
-        ref = self.gh.workflow_branch or self.default_branch
-        if not workflow or not ref:
-            self.notes.append(
-                "the leg budget ran out with work left, but the workflow file or branch is "
-                "unknown, so no next leg was dispatched; dispatch it with run-id " + rid
-            )
-            return "none"
-        sent = self.api.dispatch(workflow, ref, {"run-id": rid}, title=rid)
-        fields: EventFields = {}
-        if sent.get("workflow_run_id"):
-            fields["workflow_run_id"] = sent["workflow_run_id"]
-        if sent.get("url"):
-            fields["url"] = sent["url"]
-        self.note(rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}")
-        return "dispatch"
-
-    def skip(self, why: str, *, quiet: bool = True) -> int:
-        """Nothing to run: say why (unless ``quiet``), push nothing, exit 0."""
-        if not quiet:
-            _say(f"omg: {why}")
-            outputs.write_summary(self.gh.summary, f"### omg · nothing to run\n\n{why}.\n")
-        outputs.write_outputs(
-            self.gh.output,
-            {
-                "status": "skipped",
-                "run-id": "",
-                "gate": "",
-                "next": "none",
-                "cost-usd": "0.0000",
-                "state-ref": "",
-            },
-        )
-        return exits.PASSED

@@ -1,0 +1,170 @@
+"""What one `omg leg` job tells GitHub: its outputs, the step summary, annotations, the sticky
+comment and its reply, and the dispatch of the next leg when one is due."""
+
+from __future__ import annotations
+
+import sys
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+from omg.cli import exits
+from omg.cli.report import Links, Situation, annotation_lines, comment, markdown, marker
+from omg.github import outputs
+from omg.github.client import GitHub
+from omg.github.env import Actions
+from omg.graph.findings import Finding
+from omg.leg.start import Environment, LegEnd
+from omg.state import State
+from omg.state.events import EventFields
+from omg.state.store import RunDir
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+class Reporting(ABC):
+    """The reporting half of a job; the job supplies the run's environment and its notes."""
+
+    gh: Actions
+    api: GitHub
+    runs_dir: Path
+    dispatch_workflow: str | None
+    default_branch: str
+    findings: list[Finding]
+    notes: list[str]
+
+    @abstractmethod
+    def environment(self, run_id: str) -> Environment: ...
+
+    @abstractmethod
+    def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State: ...
+
+    def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
+        from omg.leg.notes import progress_seq
+
+        env = self.environment(rid)
+        assert env.commits is not None
+        rundir = RunDir(self.runs_dir / rid)
+        ref = env.commits.pause_ref(progress_seq(rundir)) or env.commits.repo.run_head(rid) or ""
+        head = state.get("pull_request", {}).get("head_sha", "")
+        note = " ".join(self.notes)
+        status = state["status"]
+        if status == "paused" and state["paused_at"]:
+            return Situation("paused", state["paused_at"], ref, head, "gate", note)
+        if status == "paused":
+            return Situation("continuing", "", ref, head, "dispatch", note)
+        if status == "running":  # a leg lost its race or was cut: the next leg picks it up
+            return Situation("continuing", "", ref, head, "none", note)
+        return Situation(status, "", ref, head, "none", note)
+
+    def links(self, rid: str) -> Links:
+        return Links(self.gh.tree_url(f"omg/runs/{rid}"), self.gh.run_url)
+
+    def report_only(
+        self, rid: str, number: int | None, reply: tuple[str, str] | None = None
+    ) -> int:
+        return self.finish(None, number=number, rid=rid, reply=reply)
+
+    def finish(
+        self,
+        end: LegEnd | None,
+        *,
+        number: int | None,
+        rid: str | None = None,
+        reply: tuple[str, str] | None = None,
+    ) -> int:
+        """Outputs, summary, annotations and the sticky comment; then the next leg, if due."""
+        from omg.graph.load import graph_from_snapshot
+
+        run_id = end.run_id if end is not None else rid
+        if run_id is None:  # a leg that lost its race before the run existed anywhere
+            return self.skip(" ".join(self.notes) or "nothing ran", quiet=False)
+        rundir = RunDir(self.runs_dir / run_id)
+        state = rundir.read_state()
+        graph = (
+            end.graph
+            if end is not None
+            else graph_from_snapshot(state["graph"], state["graph_source"])
+        )
+        events = list(rundir.read_events())
+        sit = self.situation(run_id, state, end)
+        values = {
+            "status": sit.status,
+            "run-id": run_id,
+            "gate": sit.gate,
+            "next": sit.next,
+            "cost-usd": f"{state['cost_usd']:.4f}",
+            "state-ref": sit.state_ref,
+        }
+        try:
+            if sit.next == "dispatch":
+                values["next"] = self.dispatch(run_id)
+                sit = Situation(
+                    sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
+                )
+                rundir_state = rundir.read_state()
+                state, events = rundir_state, list(rundir.read_events())
+            commands, cut = annotation_lines(graph, state, state["graph_source"], self.findings)
+            for line in commands:
+                print(line)
+            links = self.links(run_id)
+            outputs.write_summary(
+                self.gh.summary, markdown(graph, state, events, sit, links, rows=1000, extra=cut)
+            )
+            if number is not None:
+                body = comment(graph, state, events, sit, links, number)
+                self.api.upsert_comment(number, marker(number, graph.name), body)
+                if reply is not None:
+                    key, login = reply
+                    self.api.post_once(
+                        number,
+                        key,
+                        f"{key}\n@{login} run `{run_id}`: "
+                        f"{sit.status}; the omg comment above has the details.",
+                    )
+        finally:
+            outputs.write_outputs(self.gh.output, values)
+        say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
+        return exits.FAILED if sit.status == "failed" else exits.PASSED
+
+    def dispatch(self, rid: str) -> str:
+        """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).
+
+        It runs on the branch this workflow came from, or on the default branch when that is a
+        pull request's merge ref: the same trusted workflow file a comment leg runs.
+        """
+        workflow = self.dispatch_workflow or self.gh.workflow_file
+        ref = self.gh.workflow_branch or self.default_branch
+        if not workflow or not ref:
+            self.notes.append(
+                "the leg budget ran out with work left, but the workflow file or branch is "
+                "unknown, so no next leg was dispatched; dispatch it with run-id " + rid
+            )
+            return "none"
+        sent = self.api.dispatch(workflow, ref, {"run-id": rid}, title=rid)
+        fields: EventFields = {}
+        if sent.get("workflow_run_id"):
+            fields["workflow_run_id"] = sent["workflow_run_id"]
+        if sent.get("url"):
+            fields["url"] = sent["url"]
+        self.note(rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}")
+        return "dispatch"
+
+    def skip(self, why: str, *, quiet: bool = True) -> int:
+        """Nothing to run: say why (unless ``quiet``), push nothing, exit 0."""
+        if not quiet:
+            say(f"omg: {why}")
+            outputs.write_summary(self.gh.summary, f"### omg · nothing to run\n\n{why}.\n")
+        outputs.write_outputs(
+            self.gh.output,
+            {
+                "status": "skipped",
+                "run-id": "",
+                "gate": "",
+                "next": "none",
+                "cost-usd": "0.0000",
+                "state-ref": "",
+            },
+        )
+        return exits.PASSED
