@@ -118,7 +118,7 @@ from pathlib import Path
 here = Path({here!r})
 argv = sys.argv[1:]
 if argv == ["--version"]:
-    print("2.1.332 (Claude Code stand-in)")
+    print("{version} (Claude Code stand-in)")
     sys.exit(0)
 calls = here / "calls.jsonl"
 n = sum(1 for _ in calls.open()) if calls.exists() else 0
@@ -163,11 +163,11 @@ class ScriptedClaude:
     reply repeats once the script runs out.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, version: str = "2.1.332") -> None:
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
         self.bin = self.dir / "claude"
-        self.bin.write_text(STUB.format(python=sys.executable, here=str(self.dir)))
+        self.bin.write_text(STUB.format(python=sys.executable, here=str(self.dir), version=version))
         self.bin.chmod(0o755)
         self.replies([{"result": "DONE"}])
 

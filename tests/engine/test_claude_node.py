@@ -213,3 +213,25 @@ def test_an_unavailable_runtime_is_refused_before_anything_runs(tmp_path: Path, 
     assert "Traceback" not in r.err
     assert 'runtime "codex" is reserved for a later omg' in r.err
     assert not r.dir.exists(), "a graph refused at load creates no run"
+
+
+def test_each_agent_execution_records_its_cli_version_and_a_change_is_warned_about(
+    tmp_path: Path, omg
+) -> None:
+    g = write_graph(
+        tmp_path,
+        "name: v\nnodes:\n  - {id: a, prompt: one, allowed_tools: []}\n"
+        "  - {id: b, prompt: two, depends_on: [a], allowed_tools: []}\n",
+    )
+    old, new = (
+        ScriptedClaude(tmp_path / "old", "2.1.332"),
+        ScriptedClaude(tmp_path / "new", "2.1.400"),
+    )
+    first = omg_run(omg, g, "--max-nodes", "1", env=old.env())
+    assert first.proc.returncode == 4 and "warning" not in first.proc.stderr
+    runs = str(tmp_path / "runs")
+    second = omg("resume", "r1", "--no-commit", "--runs-dir", runs, cwd=tmp_path, env=new.env())
+    assert second.returncode == 0, second.stderr
+    passed = {e["node_id"]: e["cli_version"] for e in of(first.events(), "node_passed")}
+    assert passed == {"a": "2.1.332", "b": "2.1.400"}
+    assert "ran its agent nodes with claude 2.1.332, 2.1.400" in second.stderr
