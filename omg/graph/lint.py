@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from omg.errors import UsageError
 from omg.graph.findings import Finding
 from omg.graph.load import check_file
-from omg.graph.yamlpos import json_path, parse
+from omg.graph.yamlpos import Parsed, json_path, parse
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+STUB_MODEL_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "stub-model.schema.json"
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -44,42 +45,61 @@ def collect(paths: list[Path]) -> list[Path]:
 def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
     """(file, its findings) for every graph file ``paths`` name; UsageError on bad paths.
 
-    A stub-model script (a mapping with ``rules:`` and no ``nodes:``, as in
-    graphs/rehearsals/) is checked against its own schema instead of the graph's.
+    A stub-model script (top-level ``rules:`` and no ``nodes:``, as in graphs/rehearsals/) is
+    checked against its own schema instead of the graph's.
     """
-    return [
-        (str(p), script_findings(p) if is_script(p) else check_file(p)[1]) for p in collect(paths)
-    ]
+    out = []
+    for p in collect(paths):
+        text = _text(p)
+        if text is not None and is_script(text):
+            out.append((str(p), script_findings(parse(text), str(p))))
+        else:
+            out.append((str(p), check_file(p)[1]))
+    return out
 
 
-def is_script(path: Path) -> bool:
+_TOP_KEY = re.compile(r"^(rules|nodes)\s*:", re.MULTILINE)
+
+
+def is_script(text: str) -> bool:
+    """A stub-model script, told from a graph by its top-level keys without parsing it."""
+    keys = set(_TOP_KEY.findall(text))
+    return keys == {"rules"}
+
+
+def _text(path: Path) -> str | None:
     try:
-        parsed = parse(path.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return False
-    data = parsed.data
-    return isinstance(data, dict) and "rules" in data and "nodes" not in data
+        return None  # check_file says what is wrong with it
 
 
-def script_findings(path: Path) -> list[Finding]:
-    """Every way a stub-model script breaks schemas/stub-model.schema.json, with its line."""
+def script_findings(parsed: Parsed, file: str) -> list[Finding]:
+    """Every way a parsed stub-model script breaks schemas/stub-model.schema.json, each at its
+    line; a sound script is answered by the compiled check and never imports jsonschema."""
     import json
 
     from omg.fastschema import compile_schema
 
-    parsed = parse(path.read_text(encoding="utf-8"))
-    schema = json.loads((SCHEMA_DIR / "stub-model.schema.json").read_text(encoding="utf-8"))
-    if compile_schema(schema)(parsed.data):  # a sound script never imports jsonschema
+    out = [
+        Finding(file, p.line, "error", "yaml", f"{p.message}; fix the YAML")
+        for p in parsed.problems
+    ]
+    if out:
+        return out
+    schema = json.loads(STUB_MODEL_SCHEMA.read_text(encoding="utf-8"))
+    if compile_schema(schema)(parsed.data):
         return []
     from jsonschema import Draft202012Validator
 
-    out = []
-    for err in sorted(Draft202012Validator(schema).iter_errors(parsed.data), key=str):
+    errors = Draft202012Validator(schema).iter_errors(parsed.data)
+    for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
         where = tuple(err.absolute_path)
         line, column = parsed.positions.at(where)
         shown = json_path(where)
+        said = shown[1:].lstrip(".") or "the script"  # rules[0].turns[0], as graph fields read
         out.append(
-            Finding(str(path), line, "error", "stub-model-schema", f"{shown}: {err.message}",
+            Finding(file, line, "error", "stub-model-schema", f"{said}: {err.message}",
                     column=column, path=shown)
         )  # fmt: skip
     return out

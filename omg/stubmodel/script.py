@@ -10,8 +10,6 @@ from typing import Any, Literal
 
 from omg.errors import GraphError
 
-SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "stub-model.schema.json"
-
 Condition = Literal["node", "round", "attempt", "prompt", "call"]
 
 
@@ -162,11 +160,9 @@ def build(data: Any, source: str) -> Script:
 
 
 def load(path: Path) -> Script:
-    """Read and check a script file; a GraphError names the file, the line and the fix."""
-    import json
-
-    from jsonschema import Draft202012Validator
-
+    """Read and check a script file; a GraphError names the file, the line and the fix (the
+    same findings `omg lint` reports for it)."""
+    from omg.graph.lint import script_findings
     from omg.graph.yamlpos import parse
 
     try:
@@ -174,24 +170,13 @@ def load(path: Path) -> Script:
     except OSError as exc:
         raise GraphError(f"cannot read the stub-model script {path}: {exc.strerror}") from None
     parsed = parse(text)
-    if parsed.problems:
-        p = parsed.problems[0]
-        at = f"{path}:{p.line}" if p.line else str(path)
-        raise GraphError(f"{at}: {p.message}; fix the YAML")
-    data = parsed.data
-    schema = json.loads(SCHEMA.read_text())
-    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    errors = script_findings(parsed, str(path))
     if errors:
         first = errors[0]
-        where = tuple(first.absolute_path)
-        line, _ = parsed.positions.at(where)
-        at = f"{path}:{line}" if line else str(path)
-        shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
-        raise GraphError(
-            f"{at}: {shown.lstrip('.') or 'the script'}: {first.message}; "
-            "see schemas/stub-model.schema.json"
-        )
-    return build(data, str(path))
+        at = f"{path}:{first.line}" if first.line else str(path)
+        fix = "" if first.code == "yaml" else "; see schemas/stub-model.schema.json"
+        raise GraphError(f"{at}: {first.message}{fix}")
+    return build(parsed.data, str(path))
 
 
 __all__: Sequence[str] = ("Failure", "Request", "Rule", "Script", "Turn", "load", "unmatched_text")
