@@ -295,6 +295,28 @@ def leg_command(
     _exit(job.leg(args, os.environ))
 
 
+@app.command("plan")
+def plan_command(
+    run_id: Annotated[str, typer.Argument(help="The run to plan.")],
+    matrix: Annotated[
+        bool, typer.Option("--matrix", help="As a GitHub strategy.matrix (the only form).")
+    ] = False,
+    max_jobs: Annotated[
+        int | None, typer.Option("--max-jobs", min=1, max=256, help="At most this many jobs.")
+    ] = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+) -> None:
+    """Print the nodes that may run now on machines of their own, as a job matrix."""
+    if not matrix:
+        raise UsageError("omg plan prints a job matrix: `omg plan RUN_ID --matrix`")
+    from omg.cli.plan import matrix as planned
+
+    text, notes = planned(runs_dir, run_id, max_jobs)
+    print(text)  # stdout is the JSON alone, for jq or a step's output
+    for note in notes:
+        print(f"omg plan: {note}", file=sys.stderr)
+
+
 @app.command("stub-model")
 def stub_model(
     script: Annotated[Path, typer.Argument(help="The script: rules saying what to answer.")],

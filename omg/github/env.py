@@ -76,6 +76,11 @@ class Actions:
         return f"{self.server_url}/{self.repository}/tree/{branch}"
 
 
+def output_file(env: Mapping[str, str]) -> Path | None:
+    """GITHUB_OUTPUT, for a command that also runs outside Actions (None there)."""
+    return Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None
+
+
 def actions(env: Mapping[str, str]) -> Actions:
     """The job's GitHub context; a UsageError when omg is not running inside GitHub Actions."""
     missing = [k for k in ("GITHUB_EVENT_NAME", "GITHUB_REPOSITORY") if not env.get(k)]

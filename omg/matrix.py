@@ -1,0 +1,85 @@
+"""The fan-out plan: which ready nodes may run now on separate machines, as matrix entries —
+a pure decision over the graph and the run's records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from omg import schedule
+from omg.graph.model import Graph
+
+#: GitHub runs at most this many jobs from one matrix.
+GITHUB_MATRIX_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One matrix job: ``node`` names it; ``nodes`` run in it, in graph order."""
+
+    node: str
+    nodes: tuple[str, ...]
+    lane: str | None  # the worktree lane its nodes share, when they share one
+
+
+@dataclass(frozen=True)
+class Plan:
+    entries: tuple[Entry, ...]
+    held: tuple[str, ...]  # ready, but over the concurrency or --max-jobs: the next wave's
+    gates: tuple[str, ...]  # ready gates: the fold pauses there, no machine decides them
+
+    def include(self) -> dict[str, list[dict[str, str]]]:
+        """``strategy.matrix`` for GitHub: ``{"include": [{"node": …, "nodes": …}, …]}``."""
+        return {"include": [{"node": e.node, "nodes": " ".join(e.nodes)} for e in self.entries]}
+
+
+def plan(graph: Graph, records: schedule.Records, max_jobs: int | None = None) -> Plan:
+    """The ready nodes grouped so that no lane and no session handoff is split across
+    machines: ready nodes sharing a worktree lane are one entry, and a node's session-handoff
+    children (their only parent it) join its entry. At most ``graph.concurrency``,
+    ``max_jobs`` and ``GITHUB_MATRIX_LIMIT`` entries; the rest are held for the next wave."""
+    status = schedule.statuses(graph, records)
+    ready = schedule.ready(graph, status, ())
+    order = {nid: i for i, nid in enumerate(graph.topo_order)}
+    gates = tuple(n for n in ready if graph.by_id[n].kind == "gate")
+    groups: list[list[str]] = []
+    by_lane: dict[str, list[str]] = {}
+    for nid in ready:
+        if nid in gates:
+            continue
+        members = [nid, *_session_children(graph, nid)]
+        lanes = _lanes(graph, members)
+        joined = next((by_lane[lane] for lane in sorted(lanes) if lane in by_lane), None)
+        if joined is None:
+            joined = []
+            groups.append(joined)
+        joined.extend(m for m in members if m not in joined)
+        for lane in lanes:
+            by_lane[lane] = joined
+    cap = min(graph.concurrency, max_jobs or GITHUB_MATRIX_LIMIT, GITHUB_MATRIX_LIMIT)
+    entries = []
+    for g in groups:
+        nodes = tuple(sorted(g, key=order.__getitem__))
+        shared = sorted(_lanes(graph, nodes))
+        entries.append(Entry(nodes[0], nodes, shared[0] if len(shared) == 1 else None))
+    entries.sort(key=lambda e: order[e.node])
+    held = tuple(n for e in entries[cap:] for n in e.nodes if n in ready)
+    return Plan(tuple(entries[:cap]), held, gates)
+
+
+def _lanes(graph: Graph, nodes: Iterable[str]) -> set[str]:
+    return {wt.name for wt in (graph.by_id[n].worktree for n in nodes) if wt is not None}
+
+
+def _session_children(graph: Graph, nid: str) -> list[str]:
+    """The chain of nodes that resume ``nid``'s session and depend on nothing else."""
+    out: list[str] = []
+    frontier = [nid]
+    while frontier:
+        parent = frontier.pop(0)
+        for child in graph.topo_order:
+            node = graph.by_id[child]
+            if node.handoff == "session" and node.depends_on == (parent,) and child not in out:
+                out.append(child)
+                frontier.append(child)
+    return out
