@@ -28,6 +28,9 @@ class LegOptions:
     concurrency: int
     max_minutes: float | None = None
     max_nodes: int | None = None
+    #: A matrix job's entry: only these nodes launch; the rest (gates, an exhausted loop's
+    #: pause, nodes a fired arc re-arms) are left for the fold to plan.
+    only: frozenset[str] | None = None
 
 
 #: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
@@ -110,9 +113,11 @@ class Leg:
                 self.stop = "halt"
                 return
             candidates = frontier.ready(set(running.values()))
+            if self.opts.only is not None:
+                candidates = [c for c in candidates if c in self.opts.only]
             if not candidates:
                 awaiting = frontier.having("awaiting")
-                if awaiting and not running:
+                if awaiting and not running and self.opts.only is None:
                     declarer = min(awaiting, key=self.graph.index.__getitem__)
                     gate = rec.state["nodes"][declarer].get("awaiting")
                     self._pause_at(str(gate), declarer=declarer)
