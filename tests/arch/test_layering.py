@@ -68,6 +68,7 @@ PURE = (
     "schedule.py",
     "matrix.py",
     "state/fold.py",
+    "state/wave.py",
     "state/records.py",
     "kinds.py",
     "fastschema.py",
