@@ -34,14 +34,28 @@ class Plan:
 
 
 def plan(graph: Graph, records: schedule.Records, max_jobs: int | None = None) -> Plan:
-    """The ready nodes grouped so that no lane and no session handoff is split across
-    machines: ready nodes sharing a worktree lane are one entry, and a node's session-handoff
-    children (their only parent it) join its entry. At most ``graph.concurrency``,
-    ``max_jobs`` and ``GITHUB_MATRIX_LIMIT`` entries; the rest are held for the next wave."""
+    """The ready nodes as matrix entries (``entries``), at most ``graph.concurrency``,
+    ``max_jobs`` and ``GITHUB_MATRIX_LIMIT`` of them; the rest are held for the next wave."""
     status = schedule.statuses(graph, records)
     ready = schedule.ready(graph, status, ())
-    order = {nid: i for i, nid in enumerate(graph.topo_order)}
     gates = tuple(n for n in ready if graph.by_id[n].kind == "gate")
+    entries = _entries(graph, ready, gates)
+    cap = min(graph.concurrency, max_jobs or GITHUB_MATRIX_LIMIT, GITHUB_MATRIX_LIMIT)
+    held = tuple(n for e in entries[cap:] for n in e.nodes if n in ready)
+    return Plan(entries[:cap], held, gates)
+
+
+def entries(graph: Graph, records: schedule.Records) -> tuple[Entry, ...]:
+    """Every matrix entry the records allow now, uncapped: what a published record may be."""
+    ready = schedule.ready(graph, schedule.statuses(graph, records), ())
+    return _entries(graph, ready, tuple(n for n in ready if graph.by_id[n].kind == "gate"))
+
+
+def _entries(graph: Graph, ready: list[str], gates: tuple[str, ...]) -> tuple[Entry, ...]:
+    """The ready nodes grouped so that no lane and no session handoff is split across
+    machines: ready nodes sharing a worktree lane are one entry, and a node's session-handoff
+    children (their only parent it) join its entry. In graph order."""
+    order = {nid: i for i, nid in enumerate(graph.topo_order)}
     groups: list[list[str]] = []
     by_lane: dict[str, list[str]] = {}
     for nid in ready:
@@ -56,15 +70,12 @@ def plan(graph: Graph, records: schedule.Records, max_jobs: int | None = None) -
         joined.extend(m for m in members if m not in joined)
         for lane in lanes:
             by_lane[lane] = joined
-    cap = min(graph.concurrency, max_jobs or GITHUB_MATRIX_LIMIT, GITHUB_MATRIX_LIMIT)
-    entries = []
+    out = []
     for g in groups:
         nodes = tuple(sorted(g, key=order.__getitem__))
         shared = sorted(_lanes(graph, nodes))
-        entries.append(Entry(nodes[0], nodes, shared[0] if len(shared) == 1 else None))
-    entries.sort(key=lambda e: order[e.node])
-    held = tuple(n for e in entries[cap:] for n in e.nodes if n in ready)
-    return Plan(tuple(entries[:cap]), held, gates)
+        out.append(Entry(nodes[0], nodes, shared[0] if len(shared) == 1 else None))
+    return tuple(sorted(out, key=lambda e: order[e.node]))
 
 
 def _lanes(graph: Graph, nodes: Iterable[str]) -> set[str]:

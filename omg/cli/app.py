@@ -282,6 +282,26 @@ def leg_command(
         list[str] | None,
         typer.Option("--input", "-i", help="name=value for a new run (OMG_INPUTS: one a line)."),
     ] = None,
+    node: Annotated[
+        str | None,
+        typer.Option("--node", envvar="OMG_NODE", help="Fan-out: run this matrix entry alone."),
+    ] = None,
+    fold: Annotated[
+        bool,
+        typer.Option("--fold", envvar="OMG_FOLD", help="Fan-out: fold the wave's records in."),
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base", envvar="OMG_BASE", help="Fan-out: the commit the wave was planned at."
+        ),
+    ] = None,
+    max_jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="Fan-out: jobs a wave."
+        ),
+    ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
@@ -290,8 +310,9 @@ def leg_command(
     lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
     inputs = _parse_inputs([*lines, *(input or [])])
     args = job.LegArgs(
-        graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow
-    )
+        graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow,
+        node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
+    )  # fmt: skip
     _exit(job.leg(args, os.environ))
 
 
@@ -302,16 +323,36 @@ def plan_command(
         bool, typer.Option("--matrix", help="As a GitHub strategy.matrix (the only form).")
     ] = False,
     max_jobs: Annotated[
-        int | None, typer.Option("--max-jobs", min=1, max=256, help="At most this many jobs.")
+        int | None,
+        typer.Option(
+            "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="At most this many jobs."
+        ),
+    ] = None,
+    fetch: Annotated[
+        str | None,
+        typer.Option("--fetch", metavar="REMOTE", help="Fetch the run from REMOTE first."),
+    ] = None,
+    start: Annotated[
+        Path | None,
+        typer.Option("--start", metavar="GRAPH", help="With --fetch: start the run if absent."),
+    ] = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", help="name=value for a started run (OMG_INPUTS too)."),
     ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """Print the nodes that may run now on machines of their own, as a job matrix."""
     if not matrix:
         raise UsageError("omg plan prints a job matrix: `omg plan RUN_ID --matrix`")
+    if start is not None and fetch is None:
+        raise UsageError("--start records the run's first leg on a remote: add --fetch REMOTE")
+    from omg.cli.plan import Source
     from omg.cli.plan import matrix as planned
 
-    text, notes = planned(runs_dir, run_id, max_jobs)
+    lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
+    source = Source(fetch, start, _parse_inputs([*lines, *(input or [])]))
+    text, notes = planned(runs_dir, run_id, max_jobs, source)
     print(text)  # stdout is the JSON alone, for jq or a step's output
     for note in notes:
         print(f"omg plan: {note}", file=sys.stderr)

@@ -44,6 +44,10 @@ class LegArgs:
     runs_dir: Path
     inputs: Mapping[str, str]
     dispatch_workflow: str | None = None
+    node: str | None = None  # a fan-out matrix job: run this entry of the wave
+    fold: bool = False  # the job after the matrix: fold the wave's records in
+    base: str | None = None  # the run-branch commit the wave was planned at
+    max_jobs: int | None = None  # the plan's --max-jobs (the fold re-plans with it)
 
 
 #: How often a comment's decision is judged again after another leg moved the run first.
@@ -58,8 +62,13 @@ def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
     gh = actions(environ)
-    job = Job(gh, args, environ)
-    return job.handle()
+    if args.node and args.fold:
+        raise UsageError("--node runs a matrix entry and --fold the job after them: pick one")
+    if args.node or args.fold:
+        from omg.cli.fanout import FanoutJob
+
+        return FanoutJob(gh, args, environ).handle()
+    return Job(gh, args, environ).handle()
 
 
 class Job(Reporting):

@@ -1,4 +1,5 @@
-"""The ref namespace omg owns: run branches, work branches and recorded worktree bases."""
+"""The ref namespace omg owns: run branches, work branches, recorded worktree bases and the
+records fan-out jobs publish."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from omg.errors import GitError
 
 RUNS = "refs/heads/omg/runs/"
 BASES = "refs/omg/base/"
+FANOUT = "refs/omg/fanout/"
 HEADS = "refs/heads/"
 
 
@@ -52,3 +54,18 @@ def worktree_id(run_id: str, name: str) -> str:
 def run_refspecs(run_id: str) -> list[str]:
     """What a leg fetches (into remote-tracking refs): the run branch and its worktree lanes."""
     return [run_ref(run_id), f"{HEADS}omg/work/{checked('run id', run_id)}/*"]
+
+
+def fanout_ref(run_id: str, entry: str) -> str:
+    """``refs/omg/fanout/<run_id>/<entry>``: where one matrix job publishes its entry's record."""
+    return f"{FANOUT}{checked('run id', run_id)}/{checked('node id', entry)}"
+
+
+def fanout_tracking(tracking: str, run_id: str) -> str:
+    """``refs/remotes/<tracking>/omg-fanout/<run_id>/``: the published records as last fetched."""
+    return f"refs/remotes/{tracking}/omg-fanout/{checked('run id', run_id)}/"
+
+
+def fanout_refspec(remote: str, run_id: str) -> str:
+    """What a fold fetches: every record published for the run, into remote-tracking refs."""
+    return f"{FANOUT}{checked('run id', run_id)}/*:{fanout_tracking(remote, run_id)}*"

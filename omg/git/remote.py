@@ -13,7 +13,7 @@ from pygit2.enums import CredentialType, FetchPrune
 
 from omg.errors import GitError, MovedOn, OmgError
 from omg.git.edge import describe, redact
-from omg.git.names import HEADS, RUNS
+from omg.git.names import FANOUT, HEADS, RUNS
 
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -136,7 +136,8 @@ class Callbacks(pygit2.RemoteCallbacks):
     def push_negotiation(self, updates: list[pygit2.remotes.PushUpdate]) -> None:
         for update in updates:  # src: the remote's current tip; dst: what we would set
             theirs, ours = update.src, update.dst
-            if theirs == ours or theirs == pygit2.Oid(hex="0" * 40):
+            zero = pygit2.Oid(hex="0" * 40)
+            if theirs == ours or zero in (theirs, ours):  # a new ref, or a record's deletion
                 continue
             if theirs not in self._repo or not self._repo.descendant_of(ours, theirs):
                 raise advanced(update.dst_refname, self._ep, str(theirs))
@@ -184,7 +185,7 @@ def push(
         raise GitError(f"{ep.shown} refused {ref}: {why}; fix what it names, then resume the run")
     for spec in specs:
         src, dst = spec.split(":")
-        if dst.startswith(HEADS):  # mirror what the remote now holds, as `git push` does
+        if src and dst.startswith(HEADS):  # mirror what the remote now holds, as `git push` does
             oid = repo.revparse_single(src).id
             tracking = f"refs/remotes/{ep.tracking}/{dst.removeprefix(HEADS)}"
             repo.create_reference_direct(tracking, oid, True, "omg: push")
@@ -217,6 +218,8 @@ def _push_spec(spec: str) -> str:
     if spec.startswith("+"):
         raise GitError(f"refusing to push {spec!r}: omg never force-pushes")
     src, _, dst = spec.partition(":")
+    if not src and dst.startswith(FANOUT):
+        return f":{dst}"  # a fan-out record the fold has taken in (or found stale)
     if not src:
         raise GitError(f"refusing to push {spec!r}: omg never deletes remote branches")
     return f"{_full(src)}:{_full(dst or src)}"

@@ -15,7 +15,14 @@ from omg.git import remote as remotes
 from omg.git import runbranch, worktrees
 from omg.git.edge import translated
 from omg.git.identity import signature
-from omg.git.names import HEADS, remote_run_ref, run_ref
+from omg.git.names import (
+    HEADS,
+    fanout_ref,
+    fanout_refspec,
+    fanout_tracking,
+    remote_run_ref,
+    run_ref,
+)
 from omg.git.remote import GitToken
 from omg.git.worktrees import Worktree
 
@@ -172,6 +179,56 @@ class RunRepo:
             tracking = remotes.tracking_name(self._repo, remote)
             theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
             return None if theirs is None else runbranch.set_aside(self._repo, run_id, theirs)
+
+    # -- fan-out records ----------------------------------------------------------------
+
+    def record_entry(
+        self, run_id: str, entry: str, run_dir: Path, message: str, *, parents: list[str]
+    ) -> str:
+        """Commit ``run_dir`` as matrix entry ``entry``'s record (``refs/omg/fanout/…``, local),
+        with exactly ``parents``: the wave's base first, then its lanes' heads, then what the
+        remote held for the entry (so the push is a compare-and-swap on that ref)."""
+        with self._lock, translated(f"recording entry {entry} of run {run_id}", _FIX):
+            self._ignore_omg(run_dir)
+            return runbranch.snapshot(
+                self._repo, fanout_ref(run_id, entry), run_dir, message, parents=parents,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+                seen=self._seen,
+            )  # fmt: skip
+
+    def fetch_records(self, remote: str, run_id: str) -> dict[str, str]:
+        """Every record the remote holds for the run now: entry → commit (fetched here)."""
+        with self._lock, translated(f"fetching the fan-out records of run {run_id}", _FIX):
+            prefix = fanout_tracking(remotes.tracking_name(self._repo, remote), run_id)
+            for name in [r for r in self._repo.references if r.startswith(prefix)]:
+                self._repo.references.delete(name)  # what was deleted there is gone here too
+            remotes.fetch(self._repo, remote, [fanout_refspec(remote, run_id)], self._tokens)
+            return {
+                name.removeprefix(prefix): str(self._repo.references[name].target)
+                for name in self._repo.references
+                if name.startswith(prefix)
+            }
+
+    def parents(self, sha: str) -> list[str]:
+        """The parents of commit ``sha``, first parent first."""
+        with self._lock, translated(f"reading commit {sha[:12]}", _FIX):
+            return [str(p) for p in self._repo[sha].peel(pygit2.Commit).parent_ids]
+
+    def drop_records(self, remote: str, run_id: str, entries: Sequence[str]) -> None:
+        """Delete entries' records on the remote (the fold took them in, or found them stale)."""
+        if entries:
+            self.push(remote, [f":{fanout_ref(run_id, e)}" for e in entries])
+
+    def copy_changes(self, run_dir: Path, old: str, new: str, *, skip: frozenset[str]) -> list[str]:
+        """Into ``run_dir``: the files commit ``new`` changed since ``old`` (not ``skip``)."""
+        with self._lock, translated(f"taking in {new[:12]} into {run_dir}", _FIX):
+            return runbranch.copy_changes(self._repo, run_dir, old, new, skip)
+
+    def set_branch(self, branch: str, sha: str) -> None:
+        """Create or fast-forward local ``branch`` to ``sha`` (a lane a matrix job advanced)."""
+        with self._lock, translated(f"moving {branch} to {sha[:12]}", _FIX):
+            runbranch.set_branch(self._repo, branch, sha)
 
     # -- worktrees ----------------------------------------------------------------------
 

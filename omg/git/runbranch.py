@@ -73,6 +73,77 @@ def commit(
     return str(oid)
 
 
+def snapshot(
+    repo: pygit2.Repository,
+    ref: str,
+    run_dir: Path,
+    message: str,
+    *,
+    parents: list[str],
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+    seen: TreeCache,
+) -> str:
+    """Commit ``run_dir`` with exactly ``parents`` and point the local ``ref`` at it.
+
+    For a matrix job's record: its ref is its own on this machine, and the compare-and-swap
+    that matters is the push (the parents include what the remote held, so it fast-forwards).
+    """
+    with translated(f"recording {run_dir} on {ref}", "check the repository with `git fsck`"):
+        tree = _tree(repo, run_dir, top=True, seen=seen) or repo.TreeBuilder().write()
+        oid = repo.create_commit(None, author, committer, message, tree, parents)
+        repo.references.create(ref, oid, force=True)
+    return str(oid)
+
+
+def copy_changes(
+    repo: pygit2.Repository, run_dir: Path, old: str, new: str, skip: frozenset[str]
+) -> list[str]:
+    """Bring the files commit ``new`` changed since ``old`` into ``run_dir`` (each atomically;
+    deletions too), except the top-level names in ``skip``; the paths it touched."""
+    a = repo[old].peel(pygit2.Commit).tree
+    b = repo[new].peel(pygit2.Commit).tree
+    touched: list[str] = []
+    for delta in a.diff_to_tree(b).deltas:
+        deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
+        path = (delta.old_file if deleted else delta.new_file).path
+        parts = path.split("/")
+        if (
+            parts[0] in skip
+            or any(p in ("", ".", "..") for p in parts)
+            or skipped(parts[-1], top=len(parts) == 1)
+        ):
+            continue
+        target = run_dir.joinpath(*parts)
+        if deleted:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            blob = repo[delta.new_file.id].peel(pygit2.Blob)
+            exe = delta.new_file.mode == FileMode.BLOB_EXECUTABLE
+            _write_file(target, blob.data, 0o755 if exe else 0o644)
+        touched.append(path)
+    return touched
+
+
+def set_branch(repo: pygit2.Repository, branch: str, sha: str) -> None:
+    """Create ``refs/heads/<branch>`` at ``sha`` or fast-forward it there; never rewind it."""
+    ref = f"refs/heads/{branch}"
+    local = repo.references.get(ref)
+    if local is None:
+        repo.create_reference_direct(ref, sha, False, "omg: fold")
+        return
+    ours = str(local.target)
+    if ours == sha or repo.descendant_of(ours, sha):
+        return
+    if not repo.descendant_of(sha, ours):
+        raise GitError(
+            f"{branch} is at {ours[:12]} here, which {sha[:12]} does not extend; "
+            "omg never rewrites a lane's history"
+        )
+    local.set_target(sha, "omg: fold")
+
+
 def adopt(repo: pygit2.Repository, run_id: str, theirs: str, remote: str) -> str:
     """Fast-forward the local run branch to ``theirs``; keep it when it is already ahead."""
     ref = run_ref(run_id)

@@ -81,6 +81,8 @@ class RunCommits:
         self.workspace = GitWorkspace(repo, root, run_id, base)
         self.head: str | None = None
         self.warned = False
+        #: lane branch → the commit a fold takes in from its matrix jobs (pushed with the run)
+        self.moved_lanes: dict[str, str] = {}
 
     def before_leg(self, rec: Recorder) -> EventFields:
         """Compare-and-swap: note the state commit this leg starts from; refuse a moved run."""
@@ -150,9 +152,12 @@ class RunCommits:
             self.run_id, rec.rundir.path, message, expect_parent=self.head
         )
         rec.state_ref = f"commit:{self.head}"
+        for branch, sha in self.moved_lanes.items():
+            self.repo.set_branch(branch, sha)
         if self.push_remote is not None:
             refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
             refs += [f"refs/heads/{wt.branch}" for wt in self.workspace.lanes.values()]
+            refs += [f"refs/heads/{branch}" for branch in self.moved_lanes]
             self.repo.push(self.push_remote, [f"{r}:{r}" for r in refs])
         elif self.workspace.wants_push and not self.warned:
             self.warned = True

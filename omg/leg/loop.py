@@ -28,9 +28,12 @@ class LegOptions:
     concurrency: int
     max_minutes: float | None = None
     max_nodes: int | None = None
-    #: A matrix job's entry: only these nodes launch; the rest (gates, an exhausted loop's
-    #: pause, nodes a fired arc re-arms) are left for the fold to plan.
+    #: A fan-out leg: only these nodes launch (a matrix job's entry; none in a fold); the other
+    #: ready nodes, and the nodes a fired arc re-arms, are left for the next plan.
     only: frozenset[str] | None = None
+    #: Whether the leg pauses at a ready gate or an exhausted loop once nothing else runs. A
+    #: matrix job does not (its fold decides, seeing every entry); any other leg does.
+    pause_idle: bool = True
 
 
 #: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
@@ -114,10 +117,10 @@ class Leg:
                 return
             candidates = frontier.ready(set(running.values()))
             if self.opts.only is not None:
-                candidates = [c for c in candidates if c in self.opts.only]
+                candidates = self._only(candidates, running)
             if not candidates:
                 awaiting = frontier.having("awaiting")
-                if awaiting and not running and self.opts.only is None:
+                if awaiting and not running and self.opts.pause_idle:
                     declarer = min(awaiting, key=self.graph.index.__getitem__)
                     gate = rec.state["nodes"][declarer].get("awaiting")
                     self._pause_at(str(gate), declarer=declarer)
@@ -136,6 +139,14 @@ class Leg:
             started = threading.Event()
             running[pool.submit(self._execute, node, round_, started)] = node.id
             started.wait()  # its node_started is written before the next launch's
+
+    def _only(self, candidates: list[str], running: dict[Future[Result], str]) -> list[str]:
+        """A fan-out leg's candidates: its own nodes; once none run, a gate it may pause at."""
+        only = self.opts.only or frozenset()
+        mine = [c for c in candidates if c in only]
+        if mine or running or not self.opts.pause_idle:
+            return mine
+        return [c for c in candidates if self.graph.node(c).kind == "gate"]
 
     def _execute(self, node: Node, round_: int, started: threading.Event) -> Result:
         try:
@@ -272,7 +283,10 @@ class Leg:
             )
         if decision.gate is not None:
             rec.emit("node_retried", spent, reason="exhausted", cause=res.cause, detail=detail)
-            self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
+            if self.opts.pause_idle:  # else the loop awaits its gate; the fold pauses there
+                self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
+            else:
+                self._hook(res.node_id, "", res.round)
             return
         rec.emit(
             "node_failed",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
@@ -123,8 +123,12 @@ def resume_run(
     retry_failed: bool = False,
     decision: Decision | None = None,
     stamp: EventFields | None = None,
+    replay: Sequence[dict[str, Any]] = (),
 ) -> LegEnd:
-    """The next leg of an existing run; ``result`` None when there was nothing to do."""
+    """The next leg of an existing run; ``result`` None when there was nothing to do.
+
+    ``replay``: events other processes recorded (a fan-out wave, merged), appended right
+    after this leg's run_started, before anything runs."""
     rundir = RunDir(env.runs_dir / run_id)
     if not rundir.exists():
         raise StateError(
@@ -177,7 +181,8 @@ def resume_run(
             return LegEnd(run_id, None, state, graph)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
         given = [decision] if decision is not None else []
-        result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, given)
+        opts = options(graph)
+        result = _run_leg(graph, rec, env, opts, state["inputs"], start, given, replay)
         return LegEnd(run_id, result, rec.state, graph)
     finally:
         rundir.close()
@@ -191,6 +196,7 @@ def _run_leg(
     inputs: Mapping[str, str],
     start: EventFields,
     given: list[Decision],
+    replay: Sequence[dict[str, Any]] = (),
 ) -> LegResult:
     commits = env.commits
     ctx = Context(
@@ -217,6 +223,8 @@ def _run_leg(
         start.update(commits.before_leg(rec))
     judged = rec.ref()  # what the human looked at: the state before this leg's first event
     rec.emit("run_started", start)
+    for ev in replay:
+        rec.replay(ev)
     for d in given:
         decisions.record(rec, graph, d, judged)
     for d in decisions.undelivered(graph, rec.state):  # recorded, so never asked again: applied

@@ -74,6 +74,8 @@ def _run_started(st: State, ev: Event) -> None:
     }  # fmt: skip
     if "ci" in ev:
         leg["ci"] = dict(ev["ci"])  # type: ignore[typeddict-item]
+    if "fanout" in ev:
+        leg["fanout"] = copy.deepcopy(ev["fanout"])
     st["legs"].append(leg)
     st["status"] = "running"
     if ev.get("retry_failed"):

@@ -74,6 +74,20 @@ class Recorder:
                 "event": event,
             }
             ev.update({k: v for k, v in {**(fields or {}), **more}.items() if v is not None})
+            return self._append(ev)
+
+    def replay(self, ev: dict[str, Any]) -> dict[str, Any]:
+        """Append an event another process recorded (a matrix job's, merged by the fold): its
+        fields and time kept, numbered and put in this leg (``seq`` must follow on)."""
+        with self._lock:
+            if ev["seq"] != self._last_seq + 1:
+                raise ValueError(f"replayed event seq {ev['seq']} after {self._last_seq}")
+            # state.json is written once the wave is in (the fold's next commit flushes it)
+            return self._append({**ev, "run_id": self.rundir.run_id, "leg": self.leg}, False)
+
+    def _append(self, ev: dict[str, Any], write: bool = True) -> dict[str, Any]:
+        with self._lock:
+            event = ev["event"]
             self.rundir.append_event(ev)
             self._last_seq = ev["seq"]
             apply(self.state, ev)
@@ -82,7 +96,7 @@ class Recorder:
                 self._dirty = (
                     None if self._dirty is None or touched is None else self._dirty | touched
                 )
-                if _settles(ev):
+                if write and _settles(ev):
                     self._write()
             if event == "run_finished":
                 self.rundir.checkpoint()

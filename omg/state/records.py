@@ -53,6 +53,15 @@ class CiRun(TypedDict, total=False):
     workflow: str
 
 
+class Fanout(TypedDict, total=False):
+    """A fold's wave: the matrix entries it took in, those that published nothing (planned
+    again) and the records of another wave it dropped."""
+
+    folded: list[str]
+    missing: list[str]
+    stale: list[str]
+
+
 class Dispatched(TypedDict, total=False):
     """The next leg a leg dispatched: GitHub's workflow run, when it said which."""
 
@@ -62,6 +71,7 @@ class Dispatched(TypedDict, total=False):
 
 class _LegOptional(TypedDict, total=False):
     ci: CiRun
+    fanout: Fanout
     dispatched: Dispatched
 
 

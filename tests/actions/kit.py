@@ -245,8 +245,11 @@ class Repo:
         extra: dict[str, str] | None = None,
         start: bool = False,
         python: tuple[str, ...] = (),
+        command: tuple[str, ...] = ("leg",),
+        workflow: str | None = None,
     ) -> Job | Running:
-        """Run one job; with ``start`` return the running process (for races) instead."""
+        """Run one job (``omg leg`` unless ``command`` says otherwise, in ``workflow``); with
+        ``start`` return the running process (for races) instead."""
         self.jobs += 1
         n = self.jobs
         runner = self.root / f"runner-{n}"
@@ -261,7 +264,7 @@ class Repo:
         else:
             self.checkout(work, "refs/heads/main", None)
             gh_ref = "refs/heads/main"
-            workflow_ref = f"{REPO}/.github/workflows/{RESUME}@{gh_ref}"
+            workflow_ref = f"{REPO}/.github/workflows/{workflow or RESUME}@{gh_ref}"
         event_path = temp / "event.json"
         event_path.write_text(json.dumps(event))
         env = {
@@ -288,12 +291,12 @@ class Repo:
             "OMG_MAX_MINUTES": "",
             "OMG_MAX_NODES": "",
             "OMG_PUSH": "origin",
-            "OMG_DISPATCH_WORKFLOW": RESUME,
+            "OMG_DISPATCH_WORKFLOW": workflow or RESUME,
             "OMG_INPUTS": "",
             **(extra or {}),
         }
         (runner / "home").mkdir()
-        argv = [sys.executable, *python, "-m", "omg", "leg"]  # python: e.g. a profiler's flags
+        argv = [sys.executable, *python, "-m", "omg", *command]  # python: a profiler's flags
         if start:
             proc = subprocess.Popen(
                 argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -31,6 +31,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "fastschema",
         "graph",
         "schedule",
+        "matrix",
         "state",
         "runners",
         "git",

@@ -1,0 +1,139 @@
+"""A matrix job's leg: one entry of a fan-out wave run on its own machine, its record published
+to ``refs/omg/fanout/<run>/<entry>`` instead of the run branch, so siblings never race."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from omg import matrix, schedule
+from omg.errors import UsageError
+from omg.git import RunRepo
+from omg.git.names import fanout_ref
+from omg.graph.load import graph_from_snapshot
+from omg.graph.model import Graph
+from omg.leg.commits import RunCommits, Warn
+from omg.leg.loop import LegOptions
+from omg.leg.start import Environment, LegEnd, resume_run
+from omg.schedule import LegResult
+from omg.state.events import EventFields
+from omg.state.recorder import Recorder
+from omg.state.store import RunDir
+
+
+class EntryCommits(RunCommits):
+    """Nothing goes to the run branch: the entry's record is committed and pushed once, at the
+    end of its leg. A job killed midway publishes nothing, so its entry is planned again."""
+
+    def __init__(
+        self,
+        repo: RunRepo,
+        run_id: str,
+        *,
+        push: str,
+        base: str,
+        warn: Warn,
+        entry: str,
+        wave_base: str,
+        previous: str | None,
+    ) -> None:
+        super().__init__(repo, repo.root, run_id, push=push, base=base, warn=warn)
+        self.entry = entry
+        self.wave_base = wave_base
+        self.previous = previous  # what the remote held for the entry (a stale record), if any
+        self.record: str | None = None
+
+    def before_leg(self, rec: Recorder) -> EventFields:
+        self.head = self.wave_base
+        self.workspace.recorded = dict(rec.state["worktrees"])
+        rec.state_ref = f"commit:{self.head}"
+        return {"base": self.head}
+
+    def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
+        return None  # the record is published whole or not at all
+
+    def after_leg(self, rec: Recorder, result: LegResult) -> None:
+        rec.flush()
+        lanes = [self.repo.worktree_head(wt) for wt in self.workspace.lanes.values()]
+        # parents: the wave's base (the fold checks it), the lanes' heads (so the push carries
+        # their commits), and the remote's current value (so the push fast-forwards only it)
+        parents = list(dict.fromkeys([self.wave_base, *lanes, *filter(None, [self.previous])]))
+        message = f"omg {self.run_id} entry {self.entry}: {result.outcome}"
+        self.record = self.repo.record_entry(
+            self.run_id, self.entry, rec.rundir.path, message, parents=parents
+        )
+        ref = fanout_ref(self.run_id, self.entry)
+        if self.push_remote is not None:
+            self.repo.push(self.push_remote, [f"{ref}:{ref}"])
+
+
+@dataclass(frozen=True)
+class EntryEnd:
+    """What a matrix job did: its leg (None when it had nothing to do, and ``why``)."""
+
+    end: LegEnd | None
+    why: str = ""
+    record: str | None = None
+    nodes: tuple[str, ...] = ()
+
+
+def run_entry(
+    run_id: str,
+    name: str,
+    wave_base: str | None,
+    env: Environment,
+    *,
+    remote: str,
+    max_minutes: float | None,
+    stamp: EventFields,
+) -> EntryEnd:
+    """Run entry ``name`` of the wave planned at ``wave_base`` (default: the run branch now),
+    unless that wave was folded already or the entry's record for it is published."""
+    assert env.commits is not None, "a matrix job runs in a git checkout"
+    repo = env.commits.repo
+    head = repo.run_head(run_id)
+    if head is None:
+        raise UsageError(f"run {run_id!r} has no run branch here; fetch it first")
+    if wave_base and head != wave_base:
+        return EntryEnd(
+            None,
+            f"the wave planned at {wave_base[:12]} was folded already (run {run_id} is at "
+            f"{head[:12]}); this job has nothing to do",
+        )
+    state = RunDir(env.runs_dir / run_id).read_state()
+    graph = graph_from_snapshot(state["graph"], state["graph_source"])
+    entry = next((e for e in matrix.entries(graph, state["nodes"]) if e.node == name), None)
+    if entry is None:
+        status = schedule.statuses(graph, state["nodes"]).get(name)
+        if status is None:
+            raise UsageError(f"run {run_id!r} has no node {name!r}; the matrix names its entries")
+        if status in ("passed", "failed"):
+            return EntryEnd(None, f"{name} has {status} already in run {run_id}; nothing to run")
+        raise UsageError(
+            f"{name} is not an entry of run {run_id}'s next wave (it is {status}); "
+            f"`omg plan {run_id} --matrix` lists the wave"
+        )
+    previous = repo.fetch_records(remote, run_id).get(name)
+    if previous is not None and repo.parents(previous)[:1] == [head]:
+        return EntryEnd(
+            None,
+            f"entry {name}'s record for this wave is published already ({previous[:12]}); "
+            "a re-run executes nothing",
+        )
+    commits = EntryCommits(
+        repo,
+        run_id,
+        push=remote,
+        base=env.commits.workspace.base,
+        warn=env.warn,
+        entry=name,
+        wave_base=head,
+        previous=previous,
+    )
+    env.commits = commits
+    only = frozenset(entry.nodes)
+
+    def options(g: Graph) -> LegOptions:
+        return LegOptions(g.concurrency, max_minutes, only=only, pause_idle=False)
+
+    end = resume_run(run_id, env, options, stamp=stamp)
+    return EntryEnd(end, record=commits.record, nodes=entry.nodes)
