@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -20,9 +23,11 @@ from .kit import GRAPH_PATH, Job, Repo, Running
 FANOUT = "omg-fanout.yml"
 TWELVE = [f"t{i:02d}" for i in range(1, 13)]
 
-WIDE = "name: wide\nconcurrency: 12\nnodes:\n" + "".join(
-    f"  - {{id: {n}, run: 'echo {n} checked'}}\n" for n in TWELVE
-) + f"  - {{id: report, depends_on: [{', '.join(TWELVE)}], run: 'echo all {len(TWELVE)}'}}\n"
+WIDE = (
+    "name: wide\nconcurrency: 12\nnodes:\n"
+    + "".join(f"  - {{id: {n}, run: 'echo {n} checked'}}\n" for n in TWELVE)
+    + f"  - {{id: report, depends_on: [{', '.join(TWELVE)}], run: 'echo all {len(TWELVE)}'}}\n"
+)
 
 Make = Callable[[str], Repo]
 
@@ -85,6 +90,13 @@ def wave(gh: Repo, rid: str, *, skip: tuple[str, ...] = ()) -> Wave:
     return Wave(p, matrix, base, jobs, f)
 
 
+def wait_for(cond: Callable[[], bool], timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.02)
+
+
 def records(gh: Repo, rid: str) -> list[str]:
     repo = pygit2.Repository(str(gh.origin))
     return sorted(r for r in repo.references if r.startswith(f"refs/omg/fanout/{rid}/"))
@@ -127,3 +139,223 @@ def test_a_twelve_node_fan_out_ends_as_the_same_graph_run_in_one_leg(github: Mak
     assert comparable(fanned) == comparable(alone)
     starts = [e["node_id"] for e in gh.run_events("wide") if e["event"] == "node_started"]
     assert sorted(starts) == sorted([*TWELVE, "report"])  # each node ran exactly once
+
+
+def starts(gh: Repo, rid: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for e in gh.run_events(rid):
+        if e["event"] == "node_started":
+            out[e["node_id"]] = out.get(e["node_id"], 0) + 1
+    return out
+
+
+def slow_graph(shared: str) -> str:
+    """t01..t03, where t02 hangs (its pid noted) until ``shared``/go exists."""
+    hang = f"test -f {shared}/go || {{ echo $$ > {shared}/pid; exec sleep 60; }}; echo t02"
+    return (
+        "name: slow\nconcurrency: 3\nnodes:\n"
+        "  - {id: t01, run: 'echo t01'}\n"
+        f"  - {{id: t02, run: '{hang}'}}\n"
+        "  - {id: t03, run: 'echo t03'}\n"
+    )
+
+
+def test_a_killed_matrix_job_leaves_its_node_to_the_next_wave_and_nothing_else_reruns(
+    github: Make, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    gh = github(slow_graph(str(shared)))
+    p = plan(gh, "slow")
+    base = p.outputs["base"]
+    jobs = {n: node_job(gh, "slow", n, base, start=True) for n in ("t01", "t02", "t03")}
+    wait_for(lambda: (shared / "pid").exists())
+    killed = jobs.pop("t02")
+    assert isinstance(killed, Running)
+    killed.proc.kill()  # the runner is lost: omg gets no chance to publish anything
+    killed.proc.wait()
+    os.kill(int((shared / "pid").read_text()), signal.SIGKILL)
+    for job in jobs.values():
+        assert isinstance(job, Running)
+        assert job.wait().rc == 0
+    assert records(gh, "slow") == ["refs/omg/fanout/slow/t01", "refs/omg/fanout/slow/t03"]
+    f = fold(gh, "slow", base)
+    assert f.rc == 0, f.stderr
+    assert "no record from t02: planned again" in f.summary
+    assert gh.run_state("slow")["legs"][-1]["fanout"] == {
+        "folded": ["t01", "t03"],
+        "missing": ["t02"],
+    }
+    (shared / "go").touch()
+    again = wave(gh, "slow")
+    assert again.matrix == {"include": [{"node": "t02", "nodes": "t02"}]}
+    assert again.fold.outputs["status"] == "passed"
+    assert starts(gh, "slow") == {"t01": 1, "t02": 1, "t03": 1}
+
+
+def test_a_rerun_matrix_job_executes_nothing_before_or_after_the_fold(github: Make) -> None:
+    gh = github(WIDE)
+    p = plan(gh, "wide")
+    base = p.outputs["base"]
+    first = node_job(gh, "wide", "t01", base)
+    assert isinstance(first, Job) and first.outputs["status"] == "published"
+    again = node_job(gh, "wide", "t01", base, attempt=2)  # "Re-run job" before the fold
+    assert isinstance(again, Job) and again.rc == 0, again.stderr
+    assert again.outputs["status"] == "skipped"
+    assert "published already" in again.stderr
+    f = fold(gh, "wide", base)
+    assert f.rc == 0, f.stderr
+    late = node_job(gh, "wide", "t01", base, attempt=3)  # and after it
+    assert isinstance(late, Job) and late.outputs["status"] == "skipped"
+    assert "folded already" in late.stderr
+    refold = fold(gh, "wide", base)  # a re-run fold job changes nothing either
+    assert refold.outputs["status"] == "skipped" and "folded already" in refold.stderr
+    assert starts(gh, "wide") == {"t01": 1}
+    assert records(gh, "wide") == []
+
+
+def test_a_stale_record_is_ignored_by_the_fold_and_deleted(github: Make) -> None:
+    gh = github(WIDE)
+    p = plan(gh, "wide")
+    base = p.outputs["base"]
+    assert node_job(gh, "wide", "t01", base).rc == 0  # type: ignore[union-attr]
+    origin = pygit2.Repository(str(gh.origin))
+    old = origin.references["refs/omg/fanout/wide/t01"].target
+    assert fold(gh, "wide", base).rc == 0
+    origin.references.create("refs/omg/fanout/wide/t01", old)  # a fold that died mid-clean-up
+    second = wave(gh, "wide")
+    assert "t01" not in [e["node"] for e in second.matrix["include"]]
+    assert "dropped stale records: t01" in second.fold.stderr
+    assert gh.run_state("wide")["legs"][-1]["fanout"]["stale"] == ["t01"]
+    assert starts(gh, "wide")["t01"] == 1
+    assert records(gh, "wide") == []
+
+
+def loop_graph(shared: str) -> str:
+    """impl → review, whose first verdict fails and sends its findings back to impl."""
+    verdict = f"echo v >> {shared}/verdicts; [ $(grep -c v {shared}/verdicts) -ge 2 ]"
+    return f"""\
+name: loop
+nodes:
+  - id: impl
+    run: echo impl >> {shared}/log
+  - id: review
+    depends_on: [impl]
+    run: '{verdict} || {{ echo "fix the thing"; exit 1; }}'
+    feedback: {{rerun: impl, max: 2}}
+"""
+
+
+def test_a_feedback_arc_fired_in_a_matrix_job_is_rerun_by_the_next_wave(
+    github: Make, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    gh = github(loop_graph(str(shared)))
+    waves = []
+    while not waves or waves[-1].fold.outputs["next"] == "dispatch":
+        waves.append(wave(gh, "loop"))
+        if len(waves) == 2:  # the review job fired the arc; the fold planned the body again
+            review = gh.run_state("loop")["nodes"]["review"]
+            assert review["round"] == 1 and review["verdict"] == ""
+        assert len(waves) < 6
+    assert [[e["node"] for e in w.matrix["include"]] for w in waves] == [
+        ["impl"], ["review"], ["impl"], ["review"]
+    ]  # fmt: skip
+    assert waves[-1].fold.outputs["status"] == "passed"
+    assert (shared / "log").read_text() == "impl\nimpl\n"
+    events = gh.run_events("loop")
+    [fired] = [e for e in events if e["event"] == "node_retried"]
+    assert fired["reason"] == "feedback" and fired["node_id"] == "review"
+    state = gh.run_state("loop")
+    assert state["nodes"]["impl"]["round"] == 1 and state["hops"] == 1
+
+
+LANES = """\
+name: lanes
+concurrency: 4
+nodes:
+  - {id: a, worktree: w, run: 'echo from a > a.txt'}
+  - {id: b, worktree: w, run: 'echo from b > b.txt'}
+  - {id: c, run: 'echo c'}
+  - {id: d, worktree: w, depends_on: [a, b, c], run: 'cat a.txt b.txt'}
+"""
+
+
+def test_nodes_sharing_a_lane_run_on_one_machine_and_the_lane_travels_to_the_next(
+    github: Make,
+) -> None:
+    gh = github(LANES)
+    first = wave(gh, "lanes")
+    assert first.matrix == {"include": [{"node": "a", "nodes": "a b"}, {"node": "c", "nodes": "c"}]}
+    assert "entry a published (a passed, b passed)" in first.jobs["a"].stderr
+    origin = pygit2.Repository(str(gh.origin))
+    lane = origin.revparse_single("refs/heads/omg/work/lanes/w")
+    assert {"a.txt", "b.txt"} <= {e.name for e in lane.peel(pygit2.Commit).tree}
+    second = wave(gh, "lanes")
+    assert second.matrix["include"] == [{"node": "d", "nodes": "d"}]
+    assert second.fold.outputs["status"] == "passed"
+    artifact = origin.revparse_single("refs/heads/omg/runs/lanes:artifacts/d.out")
+    assert artifact.data.decode() == "from a\nfrom b\n"
+    assert gh.run_state("lanes")["worktrees"]["w"]["commit"] == str(
+        origin.revparse_single("refs/heads/omg/work/lanes/w").id
+    )
+
+
+def delayed_graph(shared: str) -> str:
+    """Twelve nodes that start together once ``shared``/go exists, then sleep as long as
+    ``shared``/<node> says: the order they finish in."""
+    wait = f"touch {shared}/ready-{{n}}; while [ ! -f {shared}/go ]; do sleep 0.02; done"
+    return "name: wide\nconcurrency: 12\nnodes:\n" + "".join(
+        f"  - {{id: {n}, run: '{wait.format(n=n)}; sleep $(cat {shared}/{n}); echo {n}'}}\n"
+        for n in TWELVE
+    )
+
+
+def test_the_fold_is_the_same_whatever_order_the_matrix_jobs_finished_in(
+    github: Make, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    gh = github(delayed_graph(str(shared)))
+    base = plan(gh, "wide").outputs["base"]
+    origin = pygit2.Repository(str(gh.origin))
+    folds: list[tuple[str, list[str]]] = []
+    for order in (
+        TWELVE,
+        TWELVE[::-1],
+        [TWELVE[i] for i in (5, 0, 11, 3, 8, 1, 10, 6, 2, 9, 4, 7)],
+    ):
+        for rank, node in enumerate(order):
+            (shared / node).write_text(f"{0.25 * rank:.2f}")
+        (shared / "go").unlink(missing_ok=True)
+        running = [node_job(gh, "wide", n, base, start=True) for n in TWELVE]
+        wait_for(lambda: all((shared / f"ready-{n}").exists() for n in TWELVE))
+        (shared / "go").touch()
+        for r in running:
+            assert isinstance(r, Running) and r.wait().rc == 0
+        finished = sorted(TWELVE, key=lambda n: _passed_at(origin, n))
+        assert finished == order  # the jobs really did finish in this order
+        f = fold(gh, "wide", base)
+        assert f.rc == 0, f.stderr
+        state = gh.run_state("wide")
+        for leg in state["legs"]:
+            for key in ("started", "finished", "dispatched", "ci"):
+                leg.pop(key, None)
+        for rec in state["nodes"].values():
+            rec.pop("duration_s")
+        events = [e for e in gh.run_events("wide") if e["leg"] == 2]
+        folds.append((json.dumps(state, sort_keys=True), [e["node_id"] for e in events[1:-1]]))
+        origin.references["refs/heads/omg/runs/wide"].set_target(base)  # the next trial
+        for n in TWELVE:
+            (shared / f"ready-{n}").unlink()
+    assert folds[0] == folds[1] == folds[2]
+    assert folds[0][1] == [n for n in TWELVE for _ in ("started", "passed")]
+
+
+def _passed_at(origin: pygit2.Repository, node: str) -> str:
+    """When entry ``node``'s job recorded its node passed (from its published record)."""
+    commit = origin.revparse_single(f"refs/omg/fanout/wide/{node}").peel(pygit2.Commit)
+    lines = commit.tree["events.jsonl"].data.decode().splitlines()
+    [passed] = [json.loads(ln) for ln in lines if '"node_passed"' in ln]
+    return str(passed["ts"])
