@@ -37,6 +37,8 @@ def plan(graph: Graph, records: schedule.Records, max_jobs: int | None = None) -
     """The ready nodes as matrix entries (``entries``), at most ``graph.concurrency``,
     ``max_jobs`` and ``GITHUB_MATRIX_LIMIT`` of them; the rest are held for the next wave."""
     status = schedule.statuses(graph, records)
+    if graph.on_fail == "halt" and "failed" in status.values():
+        return Plan((), (), ())  # as on one machine: a failure halts every launch
     ready = schedule.ready(graph, status, ())
     gates = tuple(n for n in ready if graph.by_id[n].kind == "gate")
     entries = _entries(graph, ready, gates)
@@ -58,10 +60,11 @@ def _entries(graph: Graph, ready: list[str], gates: tuple[str, ...]) -> tuple[En
     order = {nid: i for i, nid in enumerate(graph.topo_order)}
     groups: list[list[str]] = []
     by_lane: dict[str, list[str]] = {}
+    children = _session_children(graph)
     for nid in ready:
         if nid in gates:
             continue
-        members = [nid, *_session_children(graph, nid)]
+        members = [nid, *_chain(children, nid)]
         lanes = _lanes(graph, members)
         joined = next((by_lane[lane] for lane in sorted(lanes) if lane in by_lane), None)
         if joined is None:
@@ -82,15 +85,23 @@ def _lanes(graph: Graph, nodes: Iterable[str]) -> set[str]:
     return {wt.name for wt in (graph.by_id[n].worktree for n in nodes) if wt is not None}
 
 
-def _session_children(graph: Graph, nid: str) -> list[str]:
-    """The chain of nodes that resume ``nid``'s session and depend on nothing else."""
+def _session_children(graph: Graph) -> dict[str, list[str]]:
+    """Each node's session-handoff children that depend on nothing else, in graph order."""
+    out: dict[str, list[str]] = {}
+    for nid in graph.topo_order:
+        node = graph.by_id[nid]
+        if node.handoff == "session" and len(node.depends_on) == 1:
+            out.setdefault(node.depends_on[0], []).append(nid)
+    return out
+
+
+def _chain(children: dict[str, list[str]], nid: str) -> list[str]:
+    """The nodes that resume ``nid``'s session, transitively, breadth first."""
     out: list[str] = []
     frontier = [nid]
     while frontier:
-        parent = frontier.pop(0)
-        for child in graph.topo_order:
-            node = graph.by_id[child]
-            if node.handoff == "session" and node.depends_on == (parent,) and child not in out:
+        for child in children.get(frontier.pop(0), ()):
+            if child not in out:
                 out.append(child)
                 frontier.append(child)
     return out

@@ -3,11 +3,13 @@ within the graph's concurrency and --max-jobs; gates and held nodes named, not p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from omg.graph.build import graph_from_data
+from omg.graph.load import load_graph
 from omg.matrix import GITHUB_MATRIX_LIMIT, plan
 
 
@@ -86,3 +88,18 @@ def test_no_wave_is_larger_than_a_github_matrix() -> None:
     )
     p = plan(graph(many), {})
     assert len(p.entries) == GITHUB_MATRIX_LIMIT and len(p.held) == 300 - GITHUB_MATRIX_LIMIT
+
+
+def test_the_shipped_fanout_graph_plans_its_reviews_and_checks_as_one_wave() -> None:
+    graph = load_graph(Path(__file__).parents[1] / "graphs" / "fanout.yaml")
+    wave = plan(graph, {})
+    assert len(wave.entries) == 10 and "triage" not in [e.node for e in wave.entries]
+    assert wave.held == () and wave.gates == ()
+
+
+def test_a_failure_under_on_fail_halt_plans_nothing_more_and_continue_plans_the_rest() -> None:
+    failed = {**passed("root"), "t00": {"verdict": "FAIL", "round": 0, "attempts": 1}}
+    halting = graph(FAN + "on_fail: halt\n")
+    assert plan(halting, failed).entries == ()
+    going_on = graph(FAN + "on_fail: continue\n")
+    assert [e.node for e in plan(going_on, failed).entries] == [f"t{i:02d}" for i in range(1, 12)]

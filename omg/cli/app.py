@@ -313,6 +313,10 @@ def leg_command(
         graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
     )  # fmt: skip
+    if node or fold:
+        from omg.cli.fanout import fanout
+
+        _exit(fanout(args, os.environ))
     _exit(job.leg(args, os.environ))
 
 

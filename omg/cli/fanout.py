@@ -3,18 +3,28 @@ that folds the wave's records into the run branch and dispatches the next wave."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from omg.cli import exits
-from omg.cli.leg import Job
+from omg.cli.leg import Job, LegArgs
 from omg.cli.leg_report import say
 from omg.cli.report import Situation
 from omg.errors import MovedOn, StateError, UsageError
 from omg.github import outputs
+from omg.github.env import actions
 from omg.github.event import Dispatch, read_trigger
 from omg.graph.load import graph_from_snapshot
 from omg.leg.start import LegEnd
 from omg.schedule import statuses
 from omg.state import State
 from omg.state.store import RunDir
+
+
+def fanout(args: LegArgs, environ: Mapping[str, str]) -> int:
+    """`omg leg --node ID` or `omg leg --fold`: one job of a fan-out wave."""
+    if args.node and args.fold:
+        raise UsageError("--node runs a matrix entry and --fold the job after them: pick one")
+    return FanoutJob(actions(environ), args, environ).handle()
 
 
 class FanoutJob(Job):

@@ -62,12 +62,6 @@ def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
     gh = actions(environ)
-    if args.node and args.fold:
-        raise UsageError("--node runs a matrix entry and --fold the job after them: pick one")
-    if args.node or args.fold:
-        from omg.cli.fanout import FanoutJob
-
-        return FanoutJob(gh, args, environ).handle()
     return Job(gh, args, environ).handle()
 
 

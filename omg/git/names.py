@@ -66,6 +66,8 @@ def fanout_tracking(tracking: str, run_id: str) -> str:
     return f"refs/remotes/{tracking}/omg-fanout/{checked('run id', run_id)}/"
 
 
-def fanout_refspec(remote: str, run_id: str) -> str:
-    """What a fold fetches: every record published for the run, into remote-tracking refs."""
-    return f"{FANOUT}{checked('run id', run_id)}/*:{fanout_tracking(remote, run_id)}*"
+def fanout_refspec(remote: str, run_id: str, entry: str | None = None) -> str:
+    """What a fold fetches: every record published for the run (or one entry's, for its
+    matrix job), into remote-tracking refs."""
+    name = "*" if entry is None else checked("node id", entry)
+    return f"{FANOUT}{checked('run id', run_id)}/{name}:{fanout_tracking(remote, run_id)}{name}"

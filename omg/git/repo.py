@@ -197,13 +197,15 @@ class RunRepo:
                 seen=self._seen,
             )  # fmt: skip
 
-    def fetch_records(self, remote: str, run_id: str) -> dict[str, str]:
-        """Every record the remote holds for the run now: entry → commit (fetched here)."""
+    def fetch_records(self, remote: str, run_id: str, entry: str | None = None) -> dict[str, str]:
+        """Every record the remote holds for the run now (or only ``entry``'s): entry → commit,
+        fetched here."""
         with self._lock, translated(f"fetching the fan-out records of run {run_id}", _FIX):
             prefix = fanout_tracking(remotes.tracking_name(self._repo, remote), run_id)
             for name in [r for r in self._repo.references if r.startswith(prefix)]:
                 self._repo.references.delete(name)  # what was deleted there is gone here too
-            remotes.fetch(self._repo, remote, [fanout_refspec(remote, run_id)], self._tokens)
+            spec = fanout_refspec(remote, run_id, entry)
+            remotes.fetch(self._repo, remote, [spec], self._tokens)
             return {
                 name.removeprefix(prefix): str(self._repo.references[name].target)
                 for name in self._repo.references

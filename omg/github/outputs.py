@@ -8,6 +8,8 @@ from pathlib import Path
 
 #: The step outputs of every `omg leg` (action.yml exposes each).
 OUTPUT_NAMES = ("status", "run-id", "gate", "next", "cost-usd", "state-ref")
+#: What the fan-out modes add: the plan's wave (matrix, count, base) and a job's record.
+FANOUT_OUTPUT_NAMES = ("matrix", "count", "base", "record")
 #: GitHub refuses a step summary over 1024 KiB ("supports content up to a size of 1024k").
 SUMMARY_LIMIT = 1024 * 1024
 #: What omg writes at most, leaving room for what other steps of the job append.

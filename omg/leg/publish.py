@@ -112,7 +112,7 @@ def run_entry(
             f"{name} is not an entry of run {run_id}'s next wave (it is {status}); "
             f"`omg plan {run_id} --matrix` lists the wave"
         )
-    previous = repo.fetch_records(remote, run_id).get(name)
+    previous = repo.fetch_records(remote, run_id, name).get(name)
     if previous is not None and repo.parents(previous)[:1] == [head]:
         return EntryEnd(
             None,

@@ -359,3 +359,39 @@ def _passed_at(origin: pygit2.Repository, node: str) -> str:
     lines = commit.tree["events.jsonl"].data.decode().splitlines()
     [passed] = [json.loads(ln) for ln in lines if '"node_passed"' in ln]
     return str(passed["ts"])
+
+
+def test_a_record_about_nodes_outside_its_entry_is_refused_and_the_entry_planned_again(
+    github: Make,
+) -> None:
+    gh = github(WIDE)
+    base = plan(gh, "wide").outputs["base"]
+    assert node_job(gh, "wide", "t01", base).rc == 0  # type: ignore[union-attr]
+    origin = pygit2.Repository(str(gh.origin))
+    ref = "refs/omg/fanout/wide/t01"
+    record = origin.revparse_single(ref).peel(pygit2.Commit)
+    text = record.tree["events.jsonl"].data.decode()
+    forged = text.replace('"node_id":"t01"', '"node_id":"t02"')  # claims another entry's node
+    assert forged != text
+    tree = origin.TreeBuilder(record.tree)
+    tree.insert("events.jsonl", origin.create_blob(forged.encode()), pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature("x", "x@example.com")
+    bad = origin.create_commit(None, sig, sig, "forged", tree.write(), record.parent_ids)
+    origin.references[ref].set_target(bad)
+    f = fold(gh, "wide", base)
+    assert f.rc == 0, f.stderr
+    assert "holds a node_started of t02" in f.stderr
+    state = gh.run_state("wide")
+    assert state["legs"][-1]["fanout"] == {"folded": [], "missing": TWELVE, "stale": ["t01"]}
+    assert all(rec.get("verdict", "") == "" for rec in state["nodes"].values())
+    assert records(gh, "wide") == []
+
+
+def test_two_waves_in_a_row_that_publish_nothing_stop_dispatching(github: Make) -> None:
+    gh = github(WIDE)
+    first = fold(gh, "wide", plan(gh, "wide").outputs["base"])  # every matrix job lost
+    assert first.outputs["next"] == "dispatch"
+    second = fold(gh, "wide", plan(gh, "wide").outputs["base"])
+    assert second.rc == 0 and second.outputs["next"] == "none"
+    assert "two waves in a row published nothing" in second.summary
+    assert len(gh.api.runs) == 1

@@ -21,6 +21,7 @@ SMOKES = {
     "startup.py": (["--quick"], True),
     "resume.py": (["--quick"], True),
     "memory.py": (["--quick"], True),
+    "fanout.py": (["--quick"], True),
     "engine_bench.py": (["--nodes", "5", "--repeats", "1"], False),
     "lint_bench.py": (["--runs", "1"], False),
     "resume_bench.py": (["--nodes", "20", "--repeats", "1"], False),

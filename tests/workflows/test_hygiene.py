@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from omg.github.outputs import OUTPUT_NAMES
+from omg.github.outputs import FANOUT_OUTPUT_NAMES, OUTPUT_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -128,7 +128,7 @@ def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
 def test_the_action_exposes_every_output_and_passes_every_input_through_env() -> None:
     doc = load(ACTION)
     assert doc["runs"]["using"] == "composite"
-    assert set(doc["outputs"]) == set(OUTPUT_NAMES)
+    assert set(doc["outputs"]) == {*OUTPUT_NAMES, *FANOUT_OUTPUT_NAMES}
     [leg] = [s for s in doc["runs"]["steps"] if s.get("id") == "leg"]
     env = leg["env"]
     [claude] = [s for s in doc["runs"]["steps"] if s.get("id") == "claude"]
@@ -144,7 +144,8 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     click_leg = next(c for c in app.registered_commands if c.name == "leg")
     assert click_leg is not None
     for var in env:
-        if var.startswith("OMG_") and var not in ("OMG_VENV", "OMG_CLAUDE_BIN"):  # runners read it
+        # the runners read the first two; the action's own step reads OMG_FANOUT
+        if var.startswith("OMG_") and var not in ("OMG_VENV", "OMG_CLAUDE_BIN", "OMG_FANOUT"):
             assert var in (ROOT / "omg" / "cli" / "app.py").read_text(), f"omg ignores {var}"
 
 
@@ -195,3 +196,33 @@ def test_the_claude_install_without_npm_says_what_to_add(tmp_path: Path) -> None
     )  # fmt: skip
     assert done.returncode == 2
     assert "npm is needed" in done.stderr and "actions/setup-node" in done.stderr
+
+
+def test_the_fanout_workflow_runs_a_wave_as_plan_then_the_matrix_then_the_fold() -> None:
+    doc = load(ROOT / ".github" / "workflows" / "omg-fanout.yml")
+    assert set(doc["on"]["workflow_dispatch"]["inputs"]) == {"run-id", "max-jobs"}
+    assert doc["concurrency"]["cancel-in-progress"] is False
+    assert "inputs.run-id" in doc["concurrency"]["group"]
+    plan, node, fold = (doc["jobs"][n] for n in ("plan", "node", "fold"))
+
+    def omg_step(job: dict[str, Any]) -> dict[str, Any]:
+        [step] = [s for s in job["steps"] if s.get("uses") == "./"]
+        return step
+
+    assert omg_step(plan)["with"]["fanout"] == "plan"
+    assert plan["outputs"] == {
+        k: f"${{{{ steps.omg.outputs.{k} }}}}" for k in ("matrix", "count", "base")
+    }
+    assert node["needs"] == "plan" and node["if"] == "needs.plan.outputs.count != '0'"
+    assert node["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    assert node["strategy"]["fail-fast"] is False  # a failed entry still lets the fold run
+    with_node = omg_step(node)["with"]
+    assert with_node["fanout"] == "node" and with_node["node"] == "${{ matrix.node }}"
+    assert with_node["base"] == "${{ needs.plan.outputs.base }}"
+    assert fold["needs"] == ["plan", "node"] and "!cancelled()" in fold["if"]
+    assert omg_step(fold)["with"]["fanout"] == "fold"
+    assert omg_step(fold)["with"]["base"] == "${{ needs.plan.outputs.base }}"
+    # least privilege: a matrix job pushes its record and nothing else asks it for more
+    assert node["permissions"] == {"contents": "write"}
+    assert plan["permissions"] == {"contents": "write"}
+    assert fold["permissions"] == {"contents": "write", "actions": "write"}
