@@ -188,6 +188,11 @@ def _node_retried(st: State, ev: Event) -> None:
         rec.pop("provenance", None)
         st["hops"] += 1
         st["rounds"] = st.get("rounds", 0) + 1
+    if ev.get("reason") == "exhausted":
+        # A spent loop escalating to its implicit gate: it awaits that gate from here on (the
+        # gate_paused that follows on one machine says the same; a fan-out job writes none).
+        node = str(ev["node_id"])
+        rec.update(verdict="", awaiting=node + EXHAUSTED_GATE_SUFFIX, detail=ev.get("detail", ""))
 
 
 def _terminal(st: State, ev: Event, verdict: str) -> None:

@@ -395,3 +395,26 @@ def test_two_waves_in_a_row_that_publish_nothing_stop_dispatching(github: Make) 
     assert second.rc == 0 and second.outputs["next"] == "none"
     assert "two waves in a row published nothing" in second.summary
     assert len(gh.api.runs) == 1
+
+
+def test_a_loop_exhausted_in_a_matrix_job_pauses_the_run_at_its_gate_after_the_fold(
+    github: Make, tmp_path: Path
+) -> None:
+    never = tmp_path / "never"
+    never.mkdir()
+    text = loop_graph(str(never)).replace("-ge 2", "-ge 99")
+    text = text.replace("max: 2", "max: 1, on_exhausted: gate")
+    gh = github(text)
+    waves = [wave(gh, "loop")]
+    while waves[-1].fold.outputs["next"] == "dispatch":
+        waves.append(wave(gh, "loop"))
+        assert len(waves) < 6
+    assert [[e["node"] for e in w.matrix["include"]] for w in waves] == [
+        ["impl"], ["review"], ["impl"], ["review"]
+    ]  # fmt: skip
+    last = waves[-1].fold
+    assert last.outputs["status"] == "paused" and last.outputs["gate"] == "review.exhausted"
+    state = gh.run_state("loop")
+    assert state["paused_at"] == "review.exhausted"
+    [paused] = [e for e in gh.run_events("loop") if e["event"] == "gate_paused"]
+    assert "fix the thing" in paused["description"]  # the findings the job handed back
