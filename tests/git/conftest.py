@@ -142,6 +142,22 @@ def bare(tmp_path: Path) -> Path:
     return path
 
 
+def runner(path: Path) -> RunRepo:
+    """The run repository of a checkout, with no commit identity from the environment."""
+    found = open_repo(path, env={})
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def origin(user: UserCheckout, bare: Path) -> str:
+    """The user's repository with ``origin`` → file:// bare remote holding ``main``."""
+    url = f"file://{bare}"
+    user.repo.remotes.create("origin", url)
+    runner(user.path).push("origin", ["refs/heads/main"])
+    return url
+
+
 def clone(url: str, path: Path) -> pygit2.Repository:
     return pygit2.clone_repository(url, str(path))
 

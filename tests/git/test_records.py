@@ -6,26 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import UserCheckout, ci_checkout, make_run_dir
+from conftest import UserCheckout, ci_checkout, make_run_dir, runner
 
 from omg.errors import GitError
-from omg.git import RunRepo, open_repo
+from omg.git import RunRepo
 
 REF = "refs/omg/fanout/r1/a"
-
-
-def _runner(path: Path) -> RunRepo:
-    found = open_repo(path, env={})
-    assert found is not None
-    return found
-
-
-@pytest.fixture
-def origin(user: UserCheckout, bare: Path) -> str:
-    url = f"file://{bare}"
-    user.repo.remotes.create("origin", url)
-    _runner(user.path).push("origin", ["refs/heads/main"])
-    return url
 
 
 def _base(run_repo: RunRepo, user: UserCheckout) -> str:
@@ -42,7 +28,7 @@ def test_two_jobs_publishing_one_entry_from_the_same_view_settle_by_compare_and_
     jobs = []
     for n in (1, 2):
         ci_checkout(origin, tmp_path / f"job{n}")
-        job = _runner(tmp_path / f"job{n}")
+        job = runner(tmp_path / f"job{n}")
         job.fetch("origin", ["refs/heads/omg/runs/r1"])
         assert job.fetch_records("origin", "r1") == {}
         rd = make_run_dir(tmp_path / f"job{n}" / ".omg" / "runs" / "r1", seq=n + 1)

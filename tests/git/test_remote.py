@@ -6,27 +6,12 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import UserCheckout, ci_checkout, clone, git, make_run_dir, tree_files
+from conftest import UserCheckout, ci_checkout, clone, git, make_run_dir, runner, tree_files
 
 from omg.errors import GitError
-from omg.git import RunRepo, open_repo
+from omg.git import RunRepo
 
 RUN_REF = "refs/heads/omg/runs/r1"
-
-
-def _runner(path: Path) -> RunRepo:
-    found = open_repo(path, env={})
-    assert found is not None
-    return found
-
-
-@pytest.fixture
-def origin(user: UserCheckout, bare: Path) -> str:
-    """The user's repository with ``origin`` → file:// bare remote holding ``main``."""
-    url = f"file://{bare}"
-    user.repo.remotes.create("origin", url)
-    _runner(user.path).push("origin", ["refs/heads/main"])
-    return url
 
 
 def test_round_trip_through_a_bare_remote_into_a_second_clone(
@@ -38,7 +23,7 @@ def test_round_trip_through_a_bare_remote_into_a_second_clone(
     assert run_repo.remote_run_head("origin", "r1") == sha
 
     other = ci_checkout(origin, tmp_path / "clone")  # a later leg on another machine
-    leg2 = _runner(tmp_path / "clone")
+    leg2 = runner(tmp_path / "clone")
     assert leg2.remote_run_head("origin", "r1") is None
     leg2.fetch("origin", [RUN_REF])
     assert leg2.remote_run_head("origin", "r1") == sha
@@ -69,7 +54,7 @@ def test_plain_path_and_file_url_remotes(
     assert git(bare, "rev-parse", RUN_REF).strip() == sha
     assert run_repo.remote_run_head(str(bare), "r1") == sha  # tracked under omg-<hash>
     fresh = pygit2.init_repository(str(tmp_path / "fresh"), initial_head="main")
-    leg = _runner(Path(fresh.workdir or ""))
+    leg = runner(Path(fresh.workdir or ""))
     leg.fetch(f"file://{bare}", [RUN_REF])
     assert leg.remote_run_head(f"file://{bare}", "r1") == sha
     assert leg.remote_run_head(str(bare), "r1") is None  # another spelling, another namespace
@@ -90,7 +75,7 @@ def test_two_legs_racing_the_same_run(
     legs = []
     for name in ("a", "b"):  # two CI jobs resume the same run from the same head
         clone(origin, tmp_path / name)
-        leg = _runner(tmp_path / name)
+        leg = runner(tmp_path / name)
         leg.fetch("origin", [RUN_REF])
         assert leg.adopt_remote_run("origin", "r1") == start
         rd = tmp_path / name / ".omg" / "runs" / "r1"
@@ -126,7 +111,7 @@ def test_a_push_whose_remote_tip_is_unknown_locally(
     run_dir = make_run_dir(user.path / ".omg" / "runs" / "r1")
     run_repo.commit_run_dir("r1", run_dir, "local", expect_parent=None)
     clone(origin, tmp_path / "other")
-    other = _runner(tmp_path / "other")
+    other = runner(tmp_path / "other")
     rd = make_run_dir(tmp_path / "other" / ".omg" / "runs" / "r1", seq=5)
     other.commit_run_dir("r1", rd, "elsewhere", expect_parent=None)
     other.push("origin", [RUN_REF])
