@@ -3,18 +3,18 @@ order, then the next wave decided (dispatch it, pause at a gate, or end the run)
 
 from __future__ import annotations
 
-import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from omg import matrix
 from omg.errors import GitError, OmgError
 from omg.git import RunRepo
 from omg.graph.model import Graph
+from omg.leg.commits import Warn
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
-from omg.state import State, apply
+from omg.state import State, fold
 from omg.state.events import EventFields
 from omg.state.records import Event, Fanout
 from omg.state.wave import BOOKKEEPING, merge_wave
@@ -34,8 +34,8 @@ class Wave:
     events: list[dict[str, Any]]  # their events, merged: what the fold's leg replays
     stale: tuple[str, ...]  # records of another wave (or refused): ignored and deleted
     missing: tuple[str, ...]  # planned entries that published nothing: planned again
-    lanes: dict[str, str] = field(default_factory=dict)  # lane branch → its new head
-    next: matrix.Plan | None = None  # the wave after this one
+    lanes: dict[str, str]  # lane branch → the head its entry's job left it at
+    next: matrix.Plan  # the wave after this one
 
 
 def gather(
@@ -46,7 +46,7 @@ def gather(
     base: str,
     *,
     max_jobs: int | None,
-    warn: Any,
+    warn: Warn,
 ) -> Wave:
     """Fetch the run's records and sort them: this wave's (checked, merged) and the rest."""
     run_id = state["run_id"]
@@ -79,7 +79,7 @@ def gather(
     planned = [e.node for e in matrix.plan(graph, state["nodes"], max_jobs).entries]
     missing = tuple(n for n in planned if n not in folded)
     merged = merge_wave(state["seq"] + 1, len(state["legs"]) + 1, fresh, order)
-    after = _probe(state, merged)
+    after = fold(merged, state)  # on a copy: what the next wave is planned from
     lanes = {
         lane["branch"]: lane["commit"]
         for name, lane in after["worktrees"].items()
@@ -97,7 +97,7 @@ def fold_wave(run_id: str, env: Environment, wave: Wave, stamp: EventFields) -> 
     for sha in wave.folded.values():
         commits.repo.copy_changes(env.runs_dir / run_id, wave.base, sha, skip=OWN_FILES)
     commits.moved_lanes = dict(wave.lanes)
-    idle = wave.next is None or not wave.next.entries
+    idle = not wave.next.entries
 
     def options(g: Graph) -> LegOptions:
         return LegOptions(g.concurrency, only=frozenset(), pause_idle=idle)
@@ -110,16 +110,13 @@ def fold_wave(run_id: str, env: Environment, wave: Wave, stamp: EventFields) -> 
     return resume_run(run_id, env, options, stamp={**stamp, "fanout": fanout}, replay=wave.events)
 
 
-def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Any) -> list[str]:
-    """Delete the records the fold took in or found stale; the names deleted. A failure is only
-    warned about: a later fold (or the next wave's job) sees them stale and drops them."""
-    names = [*wave.folded, *wave.stale]
+def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> None:
+    """Delete the records the fold took in or found stale. A failure is only warned about: a
+    later fold (or the next wave's job) sees them stale and drops them."""
     try:
-        repo.drop_records(remote, run_id, names)
+        repo.drop_records(remote, run_id, [*wave.folded, *wave.stale])
     except OmgError as exc:
         warn(f"omg: warning: the wave's records stay on {remote} ({exc}); the next fold drops them")
-        return []
-    return names
 
 
 def _events(repo: RunRepo, run_id: str, sha: str) -> list[Event]:
@@ -135,11 +132,3 @@ def _foreign(events: list[Event], base_seq: int, nodes: tuple[str, ...]) -> str:
         if ev["event"] not in NODE_EVENTS or ev.get("node_id") not in nodes:
             return f"a {ev['event']} of {ev.get('node_id', 'the run')} (seq {ev['seq']})"
     return ""
-
-
-def _probe(state: State, events: list[dict[str, Any]]) -> State:
-    """The state once ``events`` are in (on a copy): what the next wave is planned from."""
-    out = copy.deepcopy(state)
-    for ev in events:
-        apply(out, ev)
-    return out

@@ -181,8 +181,7 @@ def resume_run(
             return LegEnd(run_id, None, state, graph)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
         given = [decision] if decision is not None else []
-        opts = options(graph)
-        result = _run_leg(graph, rec, env, opts, state["inputs"], start, given, replay)
+        result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, given, replay)
         return LegEnd(run_id, result, rec.state, graph)
     finally:
         rundir.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+import pytest
 
 from omg.state.fold import stable_view
 
@@ -90,6 +91,14 @@ def wave(gh: Repo, rid: str, *, skip: tuple[str, ...] = ()) -> Wave:
     return Wave(p, matrix, base, jobs, f)
 
 
+@pytest.fixture
+def shared(tmp_path: Path) -> Path:
+    """A directory every job's nodes see (each job has its own clone): counters, barriers."""
+    path = tmp_path / "shared"
+    path.mkdir()
+    return path
+
+
 def wait_for(cond: Callable[[], bool], timeout: float = 60) -> None:
     end = time.monotonic() + timeout
     while not cond():
@@ -161,10 +170,8 @@ def slow_graph(shared: str) -> str:
 
 
 def test_a_killed_matrix_job_leaves_its_node_to_the_next_wave_and_nothing_else_reruns(
-    github: Make, tmp_path: Path
+    github: Make, shared: Path
 ) -> None:
-    shared = tmp_path / "shared"
-    shared.mkdir()
     gh = github(slow_graph(str(shared)))
     p = plan(gh, "slow")
     base = p.outputs["base"]
@@ -247,10 +254,8 @@ nodes:
 
 
 def test_a_feedback_arc_fired_in_a_matrix_job_is_rerun_by_the_next_wave(
-    github: Make, tmp_path: Path
+    github: Make, shared: Path
 ) -> None:
-    shared = tmp_path / "shared"
-    shared.mkdir()
     gh = github(loop_graph(str(shared)))
     waves = []
     while not waves or waves[-1].fold.outputs["next"] == "dispatch":
@@ -313,10 +318,8 @@ def delayed_graph(shared: str) -> str:
 
 
 def test_the_fold_is_the_same_whatever_order_the_matrix_jobs_finished_in(
-    github: Make, tmp_path: Path
+    github: Make, shared: Path
 ) -> None:
-    shared = tmp_path / "shared"
-    shared.mkdir()
     gh = github(delayed_graph(str(shared)))
     base = plan(gh, "wide").outputs["base"]
     origin = pygit2.Repository(str(gh.origin))
@@ -398,11 +401,9 @@ def test_two_waves_in_a_row_that_publish_nothing_stop_dispatching(github: Make) 
 
 
 def test_a_loop_exhausted_in_a_matrix_job_pauses_the_run_at_its_gate_after_the_fold(
-    github: Make, tmp_path: Path
+    github: Make, shared: Path
 ) -> None:
-    never = tmp_path / "never"
-    never.mkdir()
-    text = loop_graph(str(never)).replace("-ge 2", "-ge 99")
+    text = loop_graph(str(shared)).replace("-ge 2", "-ge 99")
     text = text.replace("max: 2", "max: 1, on_exhausted: gate")
     gh = github(text)
     waves = [wave(gh, "loop")]
