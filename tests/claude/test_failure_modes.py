@@ -68,7 +68,7 @@ def test_an_api_that_keeps_failing_is_told_apart_from_the_work(
 
 def test_an_api_outage_that_outlasts_the_timeout_says_so(repo: Path, env: Env) -> None:
     graph = "name: g\nnodes:\n  - id: a\n    prompt: do it\n    timeout: 5s\n"
-    script = "rules:\n  - name: down\n    error: {status: 529, retry_after: 2}\n"
+    script = "rules:\n  - name: down\n    error: {status: 529, retry_after: 15}\n"
     done, state, events = rehearse(repo, env(), graph, script)
     assert done.returncode == 1, done.stderr
     rec = state["nodes"]["a"]
