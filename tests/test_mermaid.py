@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import pytest
+from gfm import HOSTILE
 
 from omg.graph.build import graph_from_data
 from omg.graph.mermaid import escape, render_mermaid
@@ -61,3 +65,15 @@ def test_mermaid_colours_nodes_by_status_and_missing_ones_as_pending() -> None:
 
 def test_mermaid_escapes_characters_its_parser_reads() -> None:
     assert escape('say "hi" <b> & bye\nnow') == "say #quot;hi#quot; #lt;b#gt; #amp; bye now"
+
+
+ENTITY = {"35": "#", "96": "`", "amp": "&", "quot": '"', "lt": "<", "gt": ">"}
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_a_label_keeps_no_character_mermaid_or_markdown_would_read(text: str) -> None:
+    out = escape(text)
+    assert not set(out) & set('"<>`&\r\n')  # no quote ends it, no tag, no Markdown label
+    assert re.fullmatch(r"(?:[^#]|#(?:35|96|amp|quot|lt|gt);)*", out)  # each # is omg's code
+    decoded = re.sub(r"#(\w+);", lambda m: ENTITY[m.group(1)], out)
+    assert decoded == re.sub(r"\r\n|\r|\n", " ", text)  # and shows as the text itself

@@ -13,6 +13,7 @@ from omg.errors import MovedOn, StateError, UsageError
 from omg.github import outputs
 from omg.github.env import actions
 from omg.github.event import Dispatch, read_trigger
+from omg.github.markdown import cell, code
 from omg.graph.load import graph_from_snapshot
 from omg.leg.start import LegEnd
 from omg.schedule import statuses
@@ -68,11 +69,11 @@ class FanoutJob(Job):
         state = done.end.state
         got = statuses(done.end.graph, state["nodes"])
         verdicts = {n: got[n] for n in done.nodes}
-        lines = "\n".join(f"| `{n}` | {v} |" for n, v in verdicts.items())
+        lines = "\n".join(f"| {cell(n)} | {v} |" for n, v in verdicts.items())
         outputs.write_summary(
             self.gh.summary,
-            f"### omg · run `{rid}` · entry `{node}`\n\n| node | status |\n|---|---|\n{lines}\n\n"
-            f"Record `{(done.record or '')[:12]}` published for the fold.\n",
+            f"### omg · run {code(rid)} · entry {code(node)}\n\n| node | status |\n|---|---|\n"
+            f"{lines}\n\nRecord {code((done.record or '')[:12])} published for the fold.\n",
         )
         failed = any(v == "failed" for v in verdicts.values())
         outputs.write_outputs(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omg.cli.leg_report import Reporting, say
+from omg.cli.report import answer
 from omg.errors import MovedOn, OmgError, StateError, UsageError
 from omg.git.repo import RunRepo
 from omg.github.access import refusal
@@ -22,6 +23,7 @@ from omg.github.client import GitHub
 from omg.github.command import Command, Malformed, parse
 from omg.github.env import Actions, actions, git_tokens
 from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_trigger
+from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.graph.model import Graph
 from omg.leg.decisions import Decision
@@ -130,7 +132,7 @@ class Job(Reporting):
             return self.skip("the comment is not an omg command", quiet=True)
         reply_key = f"<!-- omg:reply={t.comment_id} -->"
         if isinstance(cmd, Malformed):
-            self.api.post_once(t.number, reply_key, f"{reply_key}\n@{t.login} {cmd.problem}.")
+            self.api.post_once(t.number, reply_key, answer(reply_key, t.login, f"{cmd.problem}."))
             return self.skip(f"comment {t.comment_id}: {cmd.problem}", quiet=False)
         graph, _ = self.graph_file()
         head = self.api.pull(t.number)
@@ -139,8 +141,12 @@ class Job(Reporting):
             self.api.post_once(
                 t.number,
                 reply_key,
-                f"{reply_key}\n@{t.login} there is no omg run of `{graph.name}` for head "
-                f"`{head.head_sha[:7]}` yet; it starts with the next push or reopen of the PR.",
+                answer(
+                    reply_key,
+                    t.login,
+                    f"there is no omg run of {code(graph.name)} for head {code(head.head_sha[:7])}"
+                    " yet; it starts with the next push or reopen of the PR.",
+                ),
             )
             return self.skip(f"no run {rid!r} on {self.args.push}", quiet=False)
         if cmd.verb == "status":
@@ -479,7 +485,9 @@ class Job(Reporting):
                 self.fetch(rid, replace=True)
                 return self.refuse(rid, number, comment_id, login, cmd, why)
         key = f"<!-- omg:reply={comment_id} -->"
-        self.api.post_once(number, key, f"{key}\n@{login} omg refused `{cmd.text}`: {why}.")
+        self.api.post_once(
+            number, key, answer(key, login, f"omg refused {code(cmd.text)}: {code(why)}.")
+        )
         self.notes.append(f"refused {cmd.text!r} from {login}: {why}")
         say(f"omg: {self.notes[-1]}")
         return self.report_only(rid, number)

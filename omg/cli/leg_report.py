@@ -8,10 +8,11 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from omg.cli import exits
-from omg.cli.report import Links, Situation, annotation_lines, comment, markdown, marker
+from omg.cli.report import Links, Situation, annotation_lines, answer, comment, markdown, marker
 from omg.github import outputs
 from omg.github.client import GitHub
 from omg.github.env import Actions
+from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.leg.start import Environment, LegEnd
 from omg.state import State
@@ -117,12 +118,9 @@ class Reporting(ABC):
                 self.api.upsert_comment(number, marker(number, graph.name), body)
                 if reply is not None:
                     key, login = reply
-                    self.api.post_once(
-                        number,
-                        key,
-                        f"{key}\n@{login} run `{run_id}`: "
-                        f"{sit.status}; the omg comment above has the details.",
-                    )
+                    said = f"run {code(run_id)}: {sit.status}; "
+                    said += "the omg comment above has the details."
+                    self.api.post_once(number, key, answer(key, login, said))
         finally:
             outputs.write_outputs(self.gh.output, values)
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
@@ -155,7 +153,7 @@ class Reporting(ABC):
         """Nothing to run: say why (unless ``quiet``), push nothing, exit 0."""
         if not quiet:
             say(f"omg: {why}")
-            outputs.write_summary(self.gh.summary, f"### omg · nothing to run\n\n{why}.\n")
+            outputs.write_summary(self.gh.summary, f"### omg · nothing to run\n\n{code(why)}\n")
         outputs.write_outputs(
             self.gh.output,
             {

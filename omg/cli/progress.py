@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
 from omg.state import State
+
+_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Progress:
@@ -60,7 +63,10 @@ class Progress:
             self._line(f"✗ {nid}  gate rejected by {ev.get('by', '?')}: {ev.get('reason', '')}")
 
     def _line(self, text: str) -> None:
-        self._write(("\r\033[K" if self.live else "") + text + "\n")
+        # One line, whatever a detail holds: the runner reads a log line that starts with `::`
+        # as a workflow command, so a node's output must never begin a line of its own here.
+        flat = _BREAK.sub(" ↵ ", text)
+        self._write(("\r\033[K" if self.live else "") + flat + "\n")
 
     def _write(self, text: str) -> None:
         with self._lock:

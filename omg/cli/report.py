@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from omg import schedule
 from omg.cli import ledger
 from omg.github.annotations import ANNOTATION_CAP, workflow_command
+from omg.github.markdown import cell, code, fence, link, marker_value, mention
 from omg.github.outputs import clip_markdown
 from omg.graph.findings import Finding
-from omg.graph.mermaid import render_mermaid
+from omg.graph.mermaid import MAX_EDGES, MAX_TEXT, edge_count, render_mermaid
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.state import Event, State
@@ -52,12 +53,13 @@ class Situation:
 
 
 def marker(number: int, graph_name: str) -> str:
-    """The hidden line that finds the sticky comment of a PR and graph again, on any machine."""
-    return f"<!-- omg:sticky pr={number} graph={graph_name} -->"
+    """The hidden line that finds the sticky comment of a PR and graph again, on any machine;
+    the name is encoded, so no name can end the comment early (or match another graph's)."""
+    return f"<!-- omg:sticky pr={number} graph={marker_value(graph_name)} -->"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+#: The ledger columns that hold text from outside omg (node ids, failure details).
+_UNTRUSTED = {"NODE", "DETAIL"}
 
 
 def _table(graph: Graph, events: Sequence[Event], limit: int) -> str:
@@ -72,16 +74,26 @@ def _table(graph: Graph, events: Sequence[Event], limit: int) -> str:
         "| " + " | ".join(h.lower() for h in head) + " |",
         "|" + "---|" * len(head),
     ]
-    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in shown]
+    quoted = [h in _UNTRUSTED for h in head]
+    lines += [
+        "| " + " | ".join(cell(c) if q else c for c, q in zip(r, quoted, strict=True)) + " |"
+        for r in shown
+    ]
     if len(rows) > len(shown):
         lines.append(f"\n_{len(rows) - len(shown):,} more rows: `omg status RUN_ID` lists all._")
     return "\n".join(lines)
 
 
 def diagram(graph: Graph, state: State) -> str:
+    """The Mermaid graph coloured by status, or a line saying why not: past 200 nodes, or
+    past what GitHub's Mermaid draws (500 edges, 50,000 characters)."""
+    edges = edge_count(graph)
+    size = f"{len(graph.nodes):,} nodes and {edges:,} edges"
     if len(graph.nodes) > MERMAID_NODES:
+        return f"_The graph has {size}, too many for a diagram; `omg graph FILE` renders it._"
+    if edges > MAX_EDGES:
         return (
-            f"_The graph has {len(graph.nodes):,} nodes, too many for a diagram; "
+            f"_The graph has {size}, more than the {MAX_EDGES} edges GitHub's Mermaid draws; "
             "`omg graph FILE` renders it._"
         )
     status = {
@@ -93,29 +105,43 @@ def diagram(graph: Graph, state: State) -> str:
     for gate in state["gates"]:
         if gate.endswith(EXHAUSTED_GATE_SUFFIX):
             status.setdefault(gate, "passed")
-    return "```mermaid\n" + render_mermaid(graph, status) + "```"
+    text = render_mermaid(graph, status)
+    if len(text) > MAX_TEXT:
+        return (
+            f"_The graph has {size}; its diagram takes {len(text):,} characters, more than the "
+            f"{MAX_TEXT:,} GitHub's Mermaid draws; `omg graph FILE` renders it._"
+        )
+    return fence(text, "mermaid")
+
+
+def answer(key: str, login: str, text: str) -> str:
+    """A one-time answer to a comment: its hidden key, the commenter's mention, then ``text``
+    (omg's Markdown, whose untrusted parts are code spans already)."""
+    return f"{key}\n{mention(login)} {text}"
 
 
 def gate_commands(gate: str, ref: str) -> str:
     short = f" @{ref[:7]}" if ref else ""
-    return f"```\n/omg approve {gate}{short}\n/omg reject {gate}{short} <reason>\n```"
+    one = " ".join(gate.split())
+    return fence(f"/omg approve {one}{short}\n/omg reject {one}{short} <reason>\n")
 
 
 def _headline(graph: Graph, state: State, sit: Situation) -> str:
     word = {
-        "paused": f"paused at gate `{sit.gate}`" if sit.gate else "paused",
+        "paused": f"paused at gate {code(sit.gate)}" if sit.gate else "paused",
         "continuing": "continuing in the next leg",
         "superseded": "superseded by a newer head",
     }.get(sit.status, sit.status)
-    return f"### {ICON.get(sit.status, '')} omg · `{graph.name}` · {word}".replace("  ", " ")
+    icon = f"{ICON[sit.status]} " if sit.status in ICON else ""
+    return f"### {icon}omg · {code(graph.name)} · {word}"
 
 
 def _next(graph: Graph, state: State, sit: Situation) -> str:
     if sit.next == "gate":
         question = graph.node(sit.gate).description if sit.gate in graph.by_id else ""
-        ask = f" {question.strip()}" if question else ""
+        ask = f" {code(question.strip())}" if question and question.strip() else ""
         return (
-            f"**Next:** a person with write access decides gate `{sit.gate}`.{ask} "
+            f"**Next:** a person with write access decides gate {code(sit.gate)}.{ask} "
             f"Comment:\n\n{gate_commands(sit.gate, sit.state_ref)}"
         )
     if sit.next == "dispatch":
@@ -138,15 +164,15 @@ def markdown(
     extra: str = "",
 ) -> str:
     """The report body: headline, what was judged, the next step, the ledger and the diagram."""
-    where = [f"run `{state['run_id']}`"]
+    where = [f"run {code(state['run_id'])}"]
     if sit.head_sha:
-        where.insert(0, f"judging head `{sit.head_sha[:7]}`")
+        where.insert(0, f"judging head {code(sit.head_sha[:7])}")
     if sit.state_ref:
-        where.append(f"state `{sit.state_ref[:7]}`")
+        where.append(f"state {code(sit.state_ref[:7])}")
     if links.run_branch:
-        where.append(f"[run branch]({links.run_branch})")
+        where.append(link("run branch", links.run_branch))
     if links.workflow_run:
-        where.append(f"[workflow run]({links.workflow_run})")
+        where.append(link("workflow run", links.workflow_run))
     cost = f"${state['cost_usd']:.4f}"
     parts = [
         _headline(graph, state, sit),
@@ -154,7 +180,7 @@ def markdown(
         _next(graph, state, sit),
     ]
     if sit.note:
-        parts.append(f"> {sit.note}")
+        parts.append(f"> {code(sit.note)}")
     parts += [
         f"**Spent:** {cost} over {len(state['legs'])} leg(s).",
         _table(graph, events, rows),

@@ -181,7 +181,10 @@ class GitHub:
             page += 1
 
     def find_comment(self, number: int, marker: str) -> dict[str, Any] | None:
-        return next((c for c in self.comments(number) if marker in (c.get("body") or "")), None)
+        """The comment that starts with ``marker`` (omg's comments all do): one that merely
+        quotes it — a node's output in another graph's report, say — is not it."""
+        found = (c for c in self.comments(number) if (c.get("body") or "").startswith(marker))
+        return next(found, None)
 
     def upsert_comment(self, number: int, marker: str, body: str) -> int:
         """The comment carrying ``marker`` updated to ``body``, or posted once; its id."""

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from omg.github.markdown import code
+
 Verb = Literal["approve", "reject", "retry", "status"]
 VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status")
 
@@ -29,7 +31,8 @@ class Command:
 
 @dataclass(frozen=True)
 class Malformed:
-    """A line addressed to omg that says nothing omg can do; the reply explains."""
+    """A line addressed to omg that says nothing omg can do; the reply explains (``problem``
+    is Markdown whose words from the comment are code spans)."""
 
     text: str
     problem: str
@@ -42,19 +45,21 @@ def parse(body: str) -> Command | Malformed | None:
     if not words or words[0].lower() != "/omg":
         return None
     if len(words) == 1 or words[1].lower() not in VERBS:
-        what = f"`{words[1]}` is not a command" if len(words) > 1 else "no command given"
+        what = f"{code(words[1])} is not a command" if len(words) > 1 else "no command given"
         return Malformed(line, f"{what}; omg understands {USAGE}")
     verb: Verb = words[1].lower()  # type: ignore[assignment]
     rest = words[2:]
     if verb in ("retry", "status"):
         return Command(verb, text=line)
     if not rest:
-        return Malformed(line, f"`/omg {verb}` needs the gate to decide: {USAGE}")
+        return Malformed(line, f"{code('/omg ' + verb)} needs the gate to decide: {USAGE}")
     gate, rest = rest[0], rest[1:]
     ref = ""
     if rest and (m := _REF.match(rest[0])):
         ref, rest = m.group(1).lower(), rest[1:]
     reason = " ".join(rest)
     if verb == "reject" and not reason:
-        return Malformed(line, f"`/omg reject {gate}` needs a reason after the gate: {USAGE}")
+        return Malformed(
+            line, f"{code('/omg reject ' + gate)} needs a reason after the gate: {USAGE}"
+        )
     return Command(verb, gate=gate, ref=ref, reason=reason, text=line)

@@ -7,6 +7,11 @@ from collections.abc import Mapping
 from omg.graph.model import Graph, Node
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 
+#: What GitHub's Mermaid draws at most: its ``maxEdges`` and ``maxTextSize`` defaults (a
+#: larger diagram shows an error instead of the graph).
+MAX_EDGES = 500
+MAX_TEXT = 50_000
+
 #: status → (fill, stroke, text colour); GitHub renders these in step summaries and comments.
 STYLES = {
     "passed": ("#d3f9d8", "#2b8a3e", "#0b3d17"),
@@ -17,10 +22,26 @@ STYLES = {
 }
 
 
+_ENTITIES = {"#": "#35;", "&": "#amp;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "`": "#96;"}
+
+
 def escape(text: str) -> str:
-    """A label safe inside Mermaid's double quotes (entity codes for the characters it parses)."""
-    out = text.replace("&", "#amp;").replace('"', "#quot;")
-    return out.replace("<", "#lt;").replace(">", "#gt;").replace("\n", " ")
+    """A label safe inside Mermaid's double quotes: entity codes for the characters it parses
+    (``#`` itself, quotes, tags, and the backtick that starts a Markdown label), one line."""
+    out = "".join(_ENTITIES.get(ch, ch) for ch in text)
+    return " ".join(out.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def edge_count(graph: Graph) -> int:
+    """The edges ``render_mermaid`` draws: depends_on arrows, feedback arcs, escalations."""
+    ids = set(graph.ids)
+    count = 0
+    for n in graph.nodes:
+        count += sum(1 for p in n.depends_on if p in ids)
+        fb = n.feedback
+        if fb is not None and fb.rerun in ids:
+            count += 2 if fb.on_exhausted == "gate" else 1
+    return count
 
 
 def _shape(node: Node, key: str) -> str:

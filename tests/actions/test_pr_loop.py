@@ -85,7 +85,7 @@ def test_an_opened_pr_runs_to_its_gate_and_posts_the_sticky_comment(github: Make
     assert f"/omg approve ok @{ref7}" in body and f"/omg reject ok @{ref7} <reason>" in body
     assert f"judging head `{head[:7]}`" in body
     assert "class n1 paused" in body  # the Mermaid graph, coloured by status
-    assert "paused at gate `ok`" in job.summary and "| build |" in job.summary
+    assert "paused at gate `ok`" in job.summary and "| `build` |" in job.summary
 
 
 def test_a_member_approves_by_comment_and_the_next_leg_runs_the_pr_head(github: Make) -> None:

@@ -39,3 +39,20 @@ def test_a_terminal_gets_a_live_status_line_for_running_nodes() -> None:
     assert "\r\033[K" in text
     assert any(f"{frame} slow " in text for frame in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
     assert text.endswith("\r\033[K"), "the status line is cleared when the leg ends"
+
+
+def test_a_detail_cannot_start_a_log_line_the_runner_reads_as_a_workflow_command() -> None:
+    out = io.StringIO()
+    forged = "boom\n::error title=forged::fake\r::add-mask::x\r\n  ::stop-commands::t"
+    with Progress(out, live=False) as progress:
+        progress({"event": "node_started", "node_id": "n"}, {})
+        progress({"event": "node_failed", "node_id": "n", "detail": forged}, {})
+        progress(
+            {"event": "gate_rejected", "node_id": "g", "by": "x", "reason": "a\n::error::b"}, {}
+        )
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert not [ln for ln in lines if ln.lstrip().startswith("::")]
+    assert lines[1].endswith(
+        "boom ↵ ::error title=forged::fake ↵ ::add-mask::x ↵   ::stop-commands::t"
+    )

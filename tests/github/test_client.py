@@ -66,6 +66,18 @@ def test_upsert_finds_its_comment_across_pages(api: StandIn) -> None:
     assert api.comments_on(7)[-1]["body"].endswith("v2")
 
 
+def test_a_comment_that_only_quotes_a_marker_is_not_the_one_it_marks(api: StandIn) -> None:
+    other = api.add_comment(
+        7, "<!-- omg:sticky pr=7 graph=b -->\n`<!-- omg:sticky pr=7 graph=a -->`"
+    )
+    gh = client(api, [])
+    mine = gh.upsert_comment(
+        7, "<!-- omg:sticky pr=7 graph=a -->", "<!-- omg:sticky pr=7 graph=a -->\nv1"
+    )
+    assert mine != other["id"] and len(api.comments_on(7)) == 2
+    assert other["body"].endswith("graph=a -->`")  # the other graph's report is untouched
+
+
 def test_a_dispatch_whose_answer_was_lost_is_found_by_its_title(api: StandIn) -> None:
     waits: list[float] = []
     api.faults = [Fault("POST", "/dispatches", "502-after")]

