@@ -158,6 +158,7 @@ def resume(
     commit: bool,
     by_node: bool = False,
     rehearse: Path | None = None,
+    inputs: Mapping[str, str] | None = None,
 ) -> int:
     from omg.github import actor
 
@@ -178,6 +179,7 @@ def resume(
 
     with _rehearsing(rehearse, runs_dir, run_id) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
+        env.inputs = inputs or {}  # a run's secret inputs, given again (omg never records them)
         _attach_git(env, run_id, commit=commit, push=push)
         print(f"Resuming run {run_id!r}", file=sys.stderr)
         end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from omg.errors import StateError
-from omg.leg.start import Environment
+from omg.graph.load import graph_from_snapshot
+from omg.leg.start import Environment, leg_mask
 from omg.state import State
 from omg.state.events import EventFields, EventKind
 from omg.state.recorder import Recorder
@@ -26,6 +27,7 @@ def note(run_id: str, env: Environment, kind: EventKind, fields: EventFields, wh
     try:
         state, last = load_run(rundir)
         catch_up(rundir, state)
+        rundir.mask = leg_mask(env, graph_from_snapshot(state["graph"], state["graph_source"]))
         rec = Recorder(rundir, state, leg=max(1, len(state["legs"])), last_seq=last)
         if env.commits is not None:
             env.commits.before_leg(rec)

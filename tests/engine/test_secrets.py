@@ -1,4 +1,5 @@
-"""Secrets: shell nodes and verify commands see a minimal environment unless a node names more."""
+"""Secrets: shell nodes and verify commands see a minimal environment unless a node names more;
+what a node that was given one prints is masked in the run directory."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_shell_nodes_and_verify_commands_never_see_secrets(
             success_check:
               verify: {command: env > verify-env.txt}
           - id: named
-            run: env
+            run: env | tee named-env.txt
             env: [GITHUB_TOKEN, OPENAI_API_KEY]
           - id: valued
             run: env
@@ -57,10 +58,12 @@ def test_shell_nodes_and_verify_commands_never_see_secrets(
         assert not any(v in "\n".join(seen.values()) for v in SECRETS.values())
         assert not any(k.startswith("OMG_") for k in seen)
 
-    named = _env_of(r.artifact("named"))
+    named = _env_of((tmp_path / "named-env.txt").read_text())  # what the node saw
     assert named["GITHUB_TOKEN"] == "ghs_secret_github"
     assert named["OPENAI_API_KEY"] == "sk-openai-secret"
     assert "ANTHROPIC_API_KEY" not in named and "CLAUDE_CODE_OAUTH_TOKEN" not in named
+    kept = _env_of(r.artifact("named"))  # what omg kept of its output: masked
+    assert kept["GITHUB_TOKEN"] == kept["OPENAI_API_KEY"] == "***"
 
     valued = _env_of(r.artifact("valued"))
     assert valued["DEPLOY_TARGET"] == "staging"
