@@ -27,6 +27,12 @@ MASK = "***"
 #: recorded as an input, but text that contains it is written as it is.
 MIN_LENGTH = 8
 
+#: The marks omg cuts text at (``process.tail``'s ``…`` and the capture's cut line): a secret
+#: cut in two there leaves a piece the whole value no longer matches, so the piece at either
+#: side of a mark is masked when it is at least ``MIN_PIECE`` long.
+CUT = re.compile(r"\n\[… omg cut \d+ bytes of output here …\]\n|…")
+MIN_PIECE = 4
+
 T = TypeVar("T")
 
 
@@ -90,11 +96,38 @@ class Masker:
         return tuple(n.encode() for n in self._needles)
 
     def text(self, text: str) -> str:
-        """``text`` with every secret (in any form it knows) replaced by ``***``."""
+        """``text`` with every secret (in any form it knows) replaced by ``***``, and the
+        pieces of one that a cut mark left at its either side."""
         for needle in self._needles:
             if needle in text:
                 text = text.replace(needle, MASK)
+        if "…" in text and self.values:
+            text = self._cut_pieces(text)
         return text
+
+    @cached_property
+    def _pieces(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Every head and every tail of every value (``MIN_PIECE`` long or more), longest first."""
+        heads = {v[:n] for v in self.values for n in range(MIN_PIECE, len(v))}
+        tails = {v[-n:] for v in self.values for n in range(MIN_PIECE, len(v))}
+        return tuple(sorted(heads, key=len, reverse=True)), tuple(
+            sorted(tails, key=len, reverse=True)
+        )
+
+    def _cut_pieces(self, text: str) -> str:
+        heads, tails = self._pieces
+        out, at = [], 0
+        for m in CUT.finditer(text):
+            before = text[at : m.start()]
+            head = next((len(p) for p in heads if before.endswith(p)), 0)
+            out.append(before[: len(before) - head] + (MASK if head else "") + m.group())
+            at = m.end()
+            tail = next((len(p) for p in tails if text.startswith(p, at)), 0)
+            if tail:
+                out.append(MASK)
+                at += tail
+        out.append(text[at:])
+        return "".join(out)
 
     def data(self, data: bytes) -> bytes:
         """The same for bytes (a transcript, a file)."""

@@ -107,3 +107,18 @@ def test_plus_adds_values_and_keeps_the_ones_it_had() -> None:
     both = one.plus(["another-secret-value"]).plus(Masker.of(["third-secret"]))
     assert both.values == {TOKEN, "another-secret-value", "third-secret"}
     assert one.plus([TOKEN]) is one and one.plus(["short"]) is one
+
+
+@pytest.mark.parametrize(
+    ("cut", "kept"),
+    [
+        (f"exit 1: …{TOKEN[9:]} refused", f"exit 1: …{MASK} refused"),  # process.tail's cut
+        (f"head {TOKEN[:10]}\n[… omg cut 99 bytes of output here …]\n{TOKEN[-6:]} tail",
+         f"head {MASK}\n[… omg cut 99 bytes of output here …]\n{MASK} tail"),
+        (f"a piece too short to tell: …{TOKEN[-3:]}", f"a piece too short to tell: …{TOKEN[-3:]}"),
+        ("an ellipsis… in plain words", "an ellipsis… in plain words"),
+    ],
+    ids=["tail", "capture", "short", "plain"],
+)  # fmt: skip
+def test_the_pieces_a_cut_leaves_of_a_secret_are_masked(cut: str, kept: str) -> None:
+    assert Masker.of([TOKEN]).text(cut) == kept
