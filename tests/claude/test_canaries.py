@@ -123,6 +123,7 @@ def test_no_canary_reaches_a_file_a_commit_an_output_or_a_command_line(
         assert second.returncode == 1, second.stderr  # `broken` failed; the rest went on
         for args in (("status", "c"), ("status", "c", "--node", "agent"), ("replay", "c")):
             outputs.append((f"omg {' '.join(args)}", omg(work, base, *args)))
+        assert outputs[-1][1].returncode == 0, outputs[-1][1].stdout  # state = fold(events)
 
     # the run did what it was asked: secrets reached the nodes that name them, and the
     # secret input the later leg, though the record never held it
