@@ -385,7 +385,7 @@ def main() -> None:
         app()
     except OmgError as exc:
         hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
-        print(f"omg: {exc}{hint}", file=sys.stderr)
+        print(_masked(f"omg: {exc}{hint}"), file=sys.stderr)
         sys.exit(exits.BY_REFUSAL[exc.kind])
     except KeyboardInterrupt:
         print("omg: interrupted", file=sys.stderr)
@@ -396,5 +396,12 @@ def main() -> None:
             "traceback below",
             file=sys.stderr,
         )
-        traceback.print_exc()
+        print(_masked(traceback.format_exc()), end="", file=sys.stderr)
         sys.exit(exits.BUG)
+
+
+def _masked(text: str) -> str:
+    """An error as a job log may show it: omg's own secrets masked (an error can quote one)."""
+    from omg.mask import Masker
+
+    return Masker.from_env(os.environ).text(text)
