@@ -147,5 +147,6 @@ def test_no_canary_reaches_a_file_a_commit_an_output_or_a_command_line(
         search.text(f"{label} stderr", proc.stderr)
     search.files(p for p in seen.iterdir() if p.name != "after-key")  # what nodes read of omg
     search.cmdlines()
-    assert len(search.places) > 150, search.places
+    searched = [p for p in search.places if not p.startswith("/proc")]  # and every cmdline
+    assert len(searched) > 100 and sum("origin" in p for p in searched) > 30, searched
     assert not search.leaks, search.report()
