@@ -67,6 +67,16 @@ def leg_mask(env: Environment, graph: Graph, inputs: Mapping[str, str] | None = 
     return env.mask.plus(Masker.from_env(env.parent_env, graph.secrets)).plus(secret)
 
 
+def snapshot_mask(env: Environment, data: Mapping[str, Any]) -> Masker:
+    """``leg_mask`` from a run's graph snapshot as it is (a note between legs checks no graph)."""
+    names = [str(s) for s in data.get("secrets") or ()]
+    specs = data.get("inputs")
+    specs = specs if isinstance(specs, Mapping) else {}  # a list of names declares no secret
+    secret = {k for k, v in specs.items() if isinstance(v, Mapping) and v.get("secret")}
+    given = [v for k, v in env.inputs.items() if k in secret]
+    return env.mask.plus(Masker.from_env(env.parent_env, names)).plus(given)
+
+
 def _secret_inputs(graph: Graph, state: State, env: Environment) -> dict[str, str]:
     """A resumed run's inputs: the recorded ones, and its secret ones given to this leg again
     (omg never records them); an InputError naming those that were not."""

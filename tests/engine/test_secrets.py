@@ -96,3 +96,35 @@ def test_agent_nodes_get_only_their_runtime_auth(
     verify = _env_of((tmp_path / "verify-env.txt").read_text())
     for name in SECRETS:
         assert name not in verify
+
+
+def test_a_note_between_legs_is_masked_by_the_snapshots_secrets(tmp_path: Path) -> None:
+    """A refusal's words (a comment's text) may quote anything; the note is masked too."""
+    import json
+
+    from omg.graph.load import load_graph
+    from omg.leg.loop import LegOptions
+    from omg.leg.notes import note
+    from omg.leg.start import Environment, start_run
+    from omg.mask import Masker
+
+    url, key = "https://u:pw-in-a-url@deploy.example", "secret-input-value-1"
+    g = write_graph(
+        tmp_path,
+        """
+        name: noted
+        secrets: [DEPLOY_URL]
+        inputs: {key: {secret: true}}
+        nodes:
+          - {id: ok, type: gate}
+    """,
+    )
+    parent = {"PATH": "/usr/bin:/bin", "DEPLOY_URL": url, "GITHUB_TOKEN": "ghs_noteCanary0001"}
+    env = Environment(tmp_path / "runs", tmp_path, parent, mask=Masker.from_env(parent))
+    start_run(load_graph(g), g, {"key": key}, env, LegOptions(1), run_id="r")
+    env.inputs = {"key": key}
+    why = f"pasted {url}, {key} and ghs_noteCanary0001"
+    note("r", env, "decision_refused", {"node_id": "ok", "by": "x", "reason": why}, "refused")
+    text = (tmp_path / "runs" / "r" / "events.jsonl").read_text()
+    assert json.loads(text.splitlines()[-1])["reason"] == "pasted ***, *** and ***"
+    assert url not in text and key not in text and "ghs_noteCanary0001" not in text
