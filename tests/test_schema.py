@@ -131,6 +131,7 @@ def test_schema_every_graph_field_is_read_by_the_model(key: str) -> None:
         "budget_usd": 4.0,
         "max_hops": 3,
         "approvers": ["octocat"],
+        "secrets": ["DEPLOY_URL"],
         "nodes": [{"id": "b", "run": "x"}],
     }
     assert graph_from_data({**base, key: samples[key]}) != graph_from_data(base)

@@ -41,6 +41,9 @@ def main() -> None:
         from omg.cli.lint import main as lint
 
         lint(args[1:], prog="omg lint")
+    from omg.cli.scrub import scrub
+
+    scrub(args)  # a command that may start children re-executes without its secrets first
     from omg.cli.app import main as run
 
     run()

@@ -95,8 +95,11 @@ def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, str]:
+    """``-i`` values after the lines of ``OMG_INPUTS`` (the way to give a secret input: a
+    command line is readable by every process on the machine, the environment is not)."""
+    lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
     out = {}
-    for pair in pairs:
+    for pair in [*lines, *pairs]:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise UsageError(f"input {pair!r} must look like name=value")
@@ -165,6 +168,10 @@ def resume(
     no_commit: NoCommit = False,
     by_node: ByNode = False,
     rehearse: Rehearse = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", help="name=value: the run's secret inputs, again."),
+    ] = None,
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
@@ -192,6 +199,7 @@ def resume(
             commit=not no_commit,
             by_node=by_node,
             rehearse=rehearse,
+            inputs=_parse_inputs(input or []),
         )
     )
 
@@ -307,8 +315,7 @@ def leg_command(
     """One GitHub Actions job: read the event, run one leg, report."""
     from omg.cli import leg as job
 
-    lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
-    inputs = _parse_inputs([*lines, *(input or [])])
+    inputs = _parse_inputs(input or [])
     args = job.LegArgs(
         graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
@@ -354,8 +361,7 @@ def plan_command(
     from omg.cli.plan import Source
     from omg.cli.plan import matrix as planned
 
-    lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
-    source = Source(fetch, start, _parse_inputs([*lines, *(input or [])]))
+    source = Source(fetch, start, _parse_inputs(input or []))
     text, notes = planned(runs_dir, run_id, max_jobs, source)
     print(text)  # stdout is the JSON alone, for jq or a step's output
     for note in notes:
@@ -379,7 +385,7 @@ def main() -> None:
         app()
     except OmgError as exc:
         hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
-        print(f"omg: {exc}{hint}", file=sys.stderr)
+        print(_masked(f"omg: {exc}{hint}"), file=sys.stderr)
         sys.exit(exits.BY_REFUSAL[exc.kind])
     except KeyboardInterrupt:
         print("omg: interrupted", file=sys.stderr)
@@ -390,5 +396,12 @@ def main() -> None:
             "traceback below",
             file=sys.stderr,
         )
-        traceback.print_exc()
+        print(_masked(traceback.format_exc()), end="", file=sys.stderr)
         sys.exit(exits.BUG)
+
+
+def _masked(text: str) -> str:
+    """An error as a job log may show it: omg's own secrets masked (an error can quote one)."""
+    from omg.mask import Masker
+
+    return Masker.from_env(os.environ).text(text)

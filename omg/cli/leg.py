@@ -29,6 +29,7 @@ from omg.graph.model import Graph
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd
+from omg.mask import Masker
 from omg.state import State
 from omg.state.events import EventFields
 from omg.state.records import CiRun
@@ -76,7 +77,9 @@ class Job(Reporting):
         self.runs_dir = args.runs_dir
         self.dispatch_workflow = args.dispatch_workflow
         self.environ = environ
-        self.api = GitHub(gh.api_url, gh.repository, gh.token, warn=say)
+        self.api = GitHub(
+            gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
+        )
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.default_branch = ""
@@ -264,7 +267,9 @@ class Job(Reporting):
     def environment(self, run_id: str) -> Environment:
         from omg.leg.commits import attach
 
-        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), warn=say)
+        env = Environment(
+            runs_dir=self.args.runs_dir, root=Path.cwd(), warn=say, inputs=self.args.inputs
+        )
         tokens = git_tokens(self.environ)
         env.commits = attach(
             env.root, run_id, push=self.args.push, base="HEAD", warn=say, tokens=tokens

@@ -14,7 +14,7 @@ from omg.github.client import GitHub
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
-from omg.leg.start import Environment, LegEnd
+from omg.leg.start import Environment, LegEnd, leg_mask
 from omg.state import State
 from omg.state.events import EventFields
 from omg.state.store import RunDir
@@ -89,6 +89,7 @@ class Reporting(ABC):
             else graph_from_snapshot(state["graph"], state["graph_source"])
         )
         events = list(rundir.read_events())
+        mask = leg_mask(self.environment(run_id), graph)  # the record is masked; this is GitHub's
         sit = self.situation(run_id, state, end)
         values = {
             "status": sit.status,
@@ -108,21 +109,23 @@ class Reporting(ABC):
                 state, events = rundir_state, list(rundir.read_events())
             commands, cut = annotation_lines(graph, state, state["graph_source"], self.findings)
             for line in commands:
-                print(line)
+                print(mask.text(line))
             links = self.links(run_id)
             outputs.write_summary(
-                self.gh.summary, markdown(graph, state, events, sit, links, rows=1000, extra=cut)
+                self.gh.summary,
+                markdown(graph, state, events, sit, links, rows=1000, extra=cut),
+                mask=mask,
             )
             if number is not None:
                 body = comment(graph, state, events, sit, links, number)
-                self.api.upsert_comment(number, marker(number, graph.name), body)
+                self.api.upsert_comment(number, marker(number, graph.name), mask.text(body))
                 if reply is not None:
                     key, login = reply
                     said = f"run {code(run_id)}: {sit.status}; "
                     said += "the omg comment above has the details."
-                    self.api.post_once(number, key, answer(key, login, said))
+                    self.api.post_once(number, key, mask.text(answer(key, login, said)))
         finally:
-            outputs.write_outputs(self.gh.output, values)
+            outputs.write_outputs(self.gh.output, values, mask=mask)
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
         return exits.FAILED if sit.status == "failed" else exits.PASSED
 

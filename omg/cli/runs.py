@@ -17,7 +17,7 @@ from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
-from omg.leg.start import Environment, LegEnd, resume_run, start_run
+from omg.leg.start import Environment, LegEnd, leg_mask, resume_run, start_run
 from omg.state import NO_RECORD, State
 from omg.state.store import RunDir
 
@@ -158,6 +158,7 @@ def resume(
     commit: bool,
     by_node: bool = False,
     rehearse: Path | None = None,
+    inputs: Mapping[str, str] | None = None,
 ) -> int:
     from omg.github import actor
 
@@ -178,6 +179,7 @@ def resume(
 
     with _rehearsing(rehearse, runs_dir, run_id) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
+        env.inputs = inputs or {}  # a run's secret inputs, given again (omg never records them)
         _attach_git(env, run_id, commit=commit, push=push)
         print(f"Resuming run {run_id!r}", file=sys.stderr)
         end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
@@ -194,7 +196,8 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
     if graph is None:
         load_graph(path)  # raises the refusal that lists every error
         raise AssertionError("unreachable: an invalid graph is refused")
-    print(render_plan(graph, path, inputs))
+    mask = leg_mask(Environment(runs_dir=Path(), root=Path.cwd()), graph, inputs)
+    print(mask.text(render_plan(graph, path, inputs)))  # a secret input is not shown either
     advisories = [f for f in ordered(found) if f.severity != "error"]
     if advisories:
         print("\nadvisories (as `omg lint` gives them):")

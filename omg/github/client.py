@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from omg.errors import GitHubError
+from omg.mask import NOTHING, Masker
 
 Warn = Callable[[str], None]
 
@@ -59,10 +60,13 @@ class GitHub:
         max_wait: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
         warn: Warn = _quiet,
+        mask: Masker = NOTHING,
     ) -> None:
         self.api = api_url.rstrip("/")
         self.repo = repository
         self.token = token
+        #: Every body sent is masked: by the leg's masker, and always by this client's token.
+        self.mask = mask.plus([token])
         self.timeout = timeout
         self.attempts = attempts
         self.max_wait = max_wait
@@ -114,7 +118,7 @@ class GitHub:
         )
 
     def _send(self, method: str, url: str, body: Mapping[str, Any] | None) -> Reply:
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else json.dumps(self.mask.record(dict(body))).encode()
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Accept", "application/vnd.github+json")
         req.add_header("X-GitHub-Api-Version", "2022-11-28")

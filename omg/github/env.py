@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -43,7 +43,7 @@ class Actions:
     repository: str  # owner/name
     api_url: str
     server_url: str
-    token: str = ""
+    token: str = field(default="", repr=False)  # never in a repr, so never in a traceback's
     output: Path | None = None  # GITHUB_OUTPUT
     summary: Path | None = None  # GITHUB_STEP_SUMMARY
     workflow_ref: str = ""  # owner/name/.github/workflows/file.yml@refs/heads/main

@@ -6,6 +6,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from omg.mask import NOTHING, Masker
+
 #: The step outputs of every `omg leg` (action.yml exposes each).
 OUTPUT_NAMES = ("status", "run-id", "gate", "next", "cost-usd", "state-ref")
 #: What the fan-out modes add: the plan's wave (matrix, count, base) and a job's record.
@@ -16,12 +18,13 @@ SUMMARY_LIMIT = 1024 * 1024
 SUMMARY_CAP = 900 * 1024
 
 
-def write_outputs(path: Path | None, values: Mapping[str, str]) -> None:
-    """Append ``name<<DELIM … DELIM`` blocks: safe for any value, newlines included."""
+def write_outputs(path: Path | None, values: Mapping[str, str], *, mask: Masker = NOTHING) -> None:
+    """Append ``name<<DELIM … DELIM`` blocks (masked): safe for any value, newlines included."""
     if path is None:
         return
     lines = []
     for name, value in values.items():
+        value = mask.text(value)
         delim = f"omg_{secrets.token_hex(8)}"
         while delim in value:  # pragma: no cover - 64 random bits
             delim = f"omg_{secrets.token_hex(8)}"
@@ -42,9 +45,9 @@ def clip_markdown(text: str, cap: int = SUMMARY_CAP, *, tail: str = "") -> str:
     return f"{cut}\n_… {dropped:,} bytes cut to stay under GitHub's size limit._\n{tail}"
 
 
-def write_summary(path: Path | None, markdown: str) -> None:
-    """Append to the step summary, never past omg's share of GitHub's limit."""
+def write_summary(path: Path | None, markdown: str, *, mask: Masker = NOTHING) -> None:
+    """Append to the step summary (masked), never past omg's share of GitHub's limit."""
     if path is None:
         return
     with path.open("a", encoding="utf-8") as fh:
-        fh.write(clip_markdown(markdown))
+        fh.write(clip_markdown(mask.text(markdown)))

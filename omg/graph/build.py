@@ -57,6 +57,7 @@ def _inputs(raw: Any) -> tuple[Input, ...]:
                 default=None if default is None else str(default),
                 description=str(spec.get("description", "")),
                 required=bool(spec.get("required", False)),
+                secret=bool(spec.get("secret", False)),
             )
         )
     return tuple(out)
@@ -176,6 +177,7 @@ def graph_from_data(data: Mapping[str, Any]) -> Graph:
         budget_usd=None if budget is None else float(budget),
         max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
         approvers=tuple(str(a) for a in data.get("approvers") or ()),
+        secrets=tuple(str(s) for s in data.get("secrets") or ()),
         nodes=tuple(node_from_data(n) for n in nodes),
         data=data,
     )

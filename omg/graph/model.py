@@ -36,6 +36,7 @@ class Input:
     default: str | None = None
     description: str = ""
     required: bool = False
+    secret: bool = False  # never recorded, masked wherever omg writes, given again each leg
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,7 @@ class Graph:
     budget_usd: float | None = None
     max_hops: int = DEFAULT_MAX_HOPS
     approvers: tuple[str, ...] = ()  # GitHub logins who alone may decide gates (empty: writers)
+    secrets: tuple[str, ...] = ()  # environment variables whose values omg masks
     data: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- lookups ---------------------------------------------------------------
@@ -203,6 +205,10 @@ class Graph:
     @cached_property
     def input_names(self) -> frozenset[str]:
         return frozenset(i.name for i in self.inputs)
+
+    @cached_property
+    def secret_inputs(self) -> frozenset[str]:
+        return frozenset(i.name for i in self.inputs if i.secret)
 
     # -- topology --------------------------------------------------------------
     def ancestors(self, node_id: str) -> frozenset[str]:

@@ -148,6 +148,7 @@ class RunCommits:
 
     def _commit(self, rec: Recorder, message: str) -> None:
         rec.flush()  # the commit holds state.json as the fold of the events it holds
+        message = rec.rundir.mask.text(message)  # a note's words may quote anything
         self.head = self.repo.commit_run_dir(
             self.run_id, rec.rundir.path, message, expect_parent=self.head
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omg.errors import StateError
-from omg.leg.start import Environment
+from omg.leg.start import Environment, snapshot_mask
 from omg.state import State
 from omg.state.events import EventFields, EventKind
 from omg.state.recorder import Recorder
@@ -26,6 +26,7 @@ def note(run_id: str, env: Environment, kind: EventKind, fields: EventFields, wh
     try:
         state, last = load_run(rundir)
         catch_up(rundir, state)
+        rundir.mask = snapshot_mask(env, state["graph"])
         rec = Recorder(rundir, state, leg=max(1, len(state["legs"])), last_seq=last)
         if env.commits is not None:
             env.commits.before_leg(rec)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import Hint, StateError, UsageError
+from omg.errors import Hint, InputError, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions
@@ -21,6 +21,7 @@ from omg.leg.attempt import Context
 from omg.leg.decisions import Decision
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
+from omg.mask import MASK, Masker
 from omg.runners import Runner, default_runners
 from omg.runners.process import Spawner, spawn
 from omg.schedule import LegResult
@@ -52,6 +53,48 @@ class Environment:
     commits: RunCommits | None = None  # set when the run lives in git
     warn: Callable[[str], None] = _ignore
     rehearsal: bool = False  # agent nodes talk to the stub model (parent_env points there)
+    #: The secrets of omg's own environment (the leg adds its graph's: ``leg_mask``).
+    mask: Masker = field(default_factory=lambda: Masker.from_env(os.environ))
+    #: Inputs given to this leg: a new run's, or a resumed run's secret ones again.
+    inputs: Mapping[str, str] = field(default_factory=dict)
+
+
+def leg_mask(env: Environment, graph: Graph, inputs: Mapping[str, str] | None = None) -> Masker:
+    """The leg's one masker: omg's own secrets, the children's environment's, the variables
+    the graph lists in ``secrets:``, and the values of its secret inputs."""
+    given = {**env.inputs, **(inputs or {})}
+    secret = [v for k, v in given.items() if k in graph.secret_inputs]
+    return env.mask.plus(Masker.from_env(env.parent_env, graph.secrets)).plus(secret)
+
+
+def snapshot_mask(env: Environment, data: Mapping[str, Any]) -> Masker:
+    """``leg_mask`` from a run's graph snapshot as it is (a note between legs checks no graph)."""
+    names = [str(s) for s in data.get("secrets") or ()]
+    specs = data.get("inputs")
+    specs = specs if isinstance(specs, Mapping) else {}  # a list of names declares no secret
+    secret = {k for k, v in specs.items() if isinstance(v, Mapping) and v.get("secret")}
+    given = [v for k, v in env.inputs.items() if k in secret]
+    return env.mask.plus(Masker.from_env(env.parent_env, names)).plus(given)
+
+
+def _secret_inputs(graph: Graph, state: State, env: Environment) -> dict[str, str]:
+    """A resumed run's inputs: the recorded ones, and its secret ones given to this leg again
+    (omg never records them); an InputError naming those that were not."""
+    out = dict(state["inputs"])
+    missing = []
+    for name in sorted(graph.secret_inputs):
+        if name in env.inputs:
+            out[name] = env.inputs[name]
+        elif out.get(name) == MASK:
+            missing.append(name)
+    if missing:
+        raise InputError(
+            f"input(s) {', '.join(missing)} of graph {graph.name!r} are secret, so omg never "
+            "recorded their values; give them to this leg again: "
+            + " ".join(f"-i {m}=VALUE" for m in missing)
+            + " (omg resume), or one NAME=VALUE a line in OMG_INPUTS (omg leg)"
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -88,7 +131,7 @@ def start_run(
     if run_id is not None and not RUN_ID.match(run_id):
         raise UsageError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
     rid = run_id or new_run_id(graph, env.runs_dir)
-    rundir = RunDir(env.runs_dir / rid)
+    rundir = RunDir(env.runs_dir / rid, leg_mask(env, graph, inputs))
     if env.runs_dir.parent.name == NAME:
         ensure_ignored(env.runs_dir.parent)
     if rundir.exists():
@@ -104,7 +147,7 @@ def start_run(
             "graph": dict(graph.data),
             "graph_source": str(source),
             "graph_sha256": sha,
-            "inputs": inputs,
+            "inputs": {k: MASK if k in graph.secret_inputs else v for k, v in inputs.items()},
             **(stamp or {}),
         }
         if env.rehearsal:
@@ -140,6 +183,7 @@ def resume_run(
         state, last = load_run(rundir)
         catch_up(rundir, state)
         graph = graph_from_snapshot(state["graph"], state["graph_source"])
+        rundir.mask = leg_mask(env, graph)
         _warn_if_changed(state, env.warn)
         if state["status"] == "superseded":
             raise StateError(
@@ -179,9 +223,12 @@ def resume_run(
                 return LegEnd(run_id, None, state, graph)
         elif decision is None and not abandoned and not schedule.unfinished(graph, status):
             return LegEnd(run_id, None, state, graph)
+        opts = options(graph)
+        # a fold runs nothing, so it needs no secret input
+        inputs = state["inputs"] if opts.only == frozenset() else _secret_inputs(graph, state, env)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
         given = [decision] if decision is not None else []
-        result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, given, replay)
+        result = _run_leg(graph, rec, env, opts, inputs, start, given, replay)
         return LegEnd(run_id, result, rec.state, graph)
     finally:
         rundir.close()

@@ -346,8 +346,10 @@ def child_env(
 ) -> dict[str, str]:
     """The environment for one child.
 
-    ``declared`` is the node's ``env:``: a name with None passes the parent's value through,
-    a name with a value sets it. ``runtime`` "claude" adds the model endpoint and auth variables.
+    ``parent`` is omg's environment as it holds it in memory (its block in ``/proc`` holds no
+    secret: ``cli/scrub``). ``declared`` is the node's ``env:``: a name with None passes the
+    parent's value through, a name with a value sets it. ``runtime`` "claude" adds the model
+    endpoint and auth variables.
     """
     env = {k: parent[k] for k in BASE if k in parent}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")

@@ -88,7 +88,7 @@ class Recorder:
     def _append(self, ev: dict[str, Any], write: bool = True) -> dict[str, Any]:
         with self._lock:
             event = ev["event"]
-            self.rundir.append_event(ev)
+            ev = self.rundir.append_event(ev)  # masked: the state folds what was written
             self._last_seq = ev["seq"]
             apply(self.state, ev)
             if event != "node_started":

@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
+from omg.mask import NOTHING, Masker
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA, apply, fold
 from omg.state.records import State
 
@@ -132,10 +133,15 @@ def _shape_problem(st: dict[str, Any]) -> str | None:
 
 
 class RunDir:
-    """One run's directory under ``<runs-dir>/<run-id>/``."""
+    """One run's directory under ``<runs-dir>/<run-id>/``.
 
-    def __init__(self, path: Path) -> None:
+    ``mask`` is the leg's masker: every event, payload and transcript is masked on its way in
+    (state.json is the fold of masked events). Reading needs none.
+    """
+
+    def __init__(self, path: Path, mask: Masker = NOTHING) -> None:
         self.path = path
+        self.mask = mask
         self._events_fd: int | None = None
         self._lock_fd: int | None = None
         self._encoder = SnapshotEncoder()
@@ -211,12 +217,14 @@ class RunDir:
             self._lock_fd = None
 
     # -- events ---------------------------------------------------------------
-    def append_event(self, event: dict[str, Any]) -> None:
-        """Append one line with a single write (no fsync: see ``checkpoint``).
+    def append_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Append one line, masked, with a single write (no fsync: see ``checkpoint``); the
+        event as written (what the state must fold).
 
         A killed process loses nothing it wrote (the page cache outlives it), and one write
         per line keeps a concurrent reader from ever seeing half a line.
         """
+        event = self.mask.record(event)
         if self._events_fd is None:
             self.path.mkdir(parents=True, exist_ok=True)
             self._events_fd = os.open(
@@ -224,6 +232,7 @@ class RunDir:
             )
         line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
         os.write(self._events_fd, line.encode())
+        return event
 
     def read_events(self) -> Iterator[dict[str, Any]]:
         """Every event, in file order; a torn, oversized or foreign line is a StateError."""
@@ -387,7 +396,21 @@ class RunDir:
         event is recorded, and a leg killed before that event re-runs the node, rewriting it.
         """
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(self.mask.text(text), encoding="utf-8")
+
+    def write_session(self, session_id: str, data: bytes) -> Path:
+        """A session's transcript, masked, written atomically; where it went."""
+        target = self.session(session_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(self.mask.data(data))
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
 
 
 def load_run(rundir: RunDir) -> tuple[State, int]:

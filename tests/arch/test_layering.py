@@ -19,13 +19,14 @@ MAY_IMPORT: dict[str, set[str]] = {
     "errors": {"kinds"},
     "dotomg": set(),
     "fastschema": set(),
+    "mask": set(),
     "graph": {"kinds", "errors", "fastschema"},
     "schedule": {"graph", "kinds", "errors"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
-    "state": {"kinds", "errors", "fastschema"},
+    "state": {"kinds", "errors", "fastschema", "mask"},
     "runners": {"graph", "kinds", "errors"},
     "git": {"errors", "dotomg"},
-    "github": {"errors", "kinds"},
+    "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
     "leg": {
         "fastschema",
@@ -39,6 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "kinds",
         "errors",
         "dotomg",
+        "mask",
     },
     "cli": {
         "fastschema",
@@ -54,6 +56,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "kinds",
         "errors",
         "dotomg",
+        "mask",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},

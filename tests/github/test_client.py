@@ -88,3 +88,21 @@ def test_a_dispatch_whose_answer_was_lost_is_found_by_its_title(api: StandIn) ->
 def test_a_refusal_says_what_the_token_lacks(api: StandIn) -> None:
     with pytest.raises(GitHubError, match=r"HTTP 404 .*not found, or the token cannot see it"):
         client(api, []).pull(99)
+
+
+def test_every_body_sent_is_masked_by_the_clients_token_and_its_masker(api: StandIn) -> None:
+    from omg.mask import Masker
+
+    gh = GitHub(api.url, api.repo, "ghs_unitTokenValue42", mask=Masker.of(["pw-of-a-service"]))
+    gh.post_once(5, "<!-- k -->", "<!-- k -->\nsaw ghs_unitTokenValue42 and pw-of-a-service")
+    [posted] = api.comments_on(5)
+    assert posted["body"] == "<!-- k -->\nsaw *** and ***"
+    assert api.requests[-1].authorization == "Bearer ghs_unitTokenValue42"  # the header is not
+
+
+def test_the_token_is_not_in_the_jobs_repr() -> None:
+    from omg.github.env import actions
+
+    env = {"GITHUB_EVENT_NAME": "push", "GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": "ghs_x"}
+    job = actions(env)
+    assert job.token == "ghs_x" and "ghs_x" not in repr(job)

@@ -29,3 +29,13 @@ def test_a_summary_is_cut_on_a_line_under_githubs_limit(tmp_path: Path) -> None:
 
 def test_a_short_text_is_left_alone() -> None:
     assert clip_markdown("hello\n") == "hello\n"
+
+
+def test_outputs_and_the_summary_are_masked(tmp_path: Path) -> None:
+    from omg.mask import Masker
+
+    mask = Masker.of(["ghs_outputCanary99"])
+    write_outputs(tmp_path / "output", {"note": "a ghs_outputCanary99 b"}, mask=mask)
+    write_summary(tmp_path / "summary.md", "| ghs_outputCanary99 |\n", mask=mask)
+    assert parse_outputs((tmp_path / "output").read_text()) == {"note": "a *** b"}
+    assert (tmp_path / "summary.md").read_text() == "| *** |\n"
