@@ -15,7 +15,7 @@ from omg.github.env import Actions
 from omg.graph.findings import Finding
 from omg.leg.start import Environment, LegEnd
 from omg.state import State
-from omg.state.events import EventFields
+from omg.state.events import EventFields, EventKind
 from omg.state.store import RunDir
 
 
@@ -38,7 +38,9 @@ class Reporting(ABC):
     def environment(self, run_id: str) -> Environment: ...
 
     @abstractmethod
-    def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State: ...
+    def note(
+        self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str
+    ) -> bool: ...
 
     def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
         from omg.leg.notes import progress_seq
@@ -98,7 +100,9 @@ class Reporting(ABC):
             "state-ref": sit.state_ref,
         }
         try:
-            if sit.next == "dispatch":
+            if sit.next == "dispatch" and (end is None or end.result is None):
+                values["next"] = "none"  # a report (a /omg status): the leg that paused sent it
+            elif sit.next == "dispatch":
                 values["next"] = self.dispatch(run_id)
                 sit = Situation(
                     sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
@@ -112,17 +116,19 @@ class Reporting(ABC):
             outputs.write_summary(
                 self.gh.summary, markdown(graph, state, events, sit, links, rows=1000, extra=cut)
             )
-            if number is not None:
+            if number is not None and state["status"] != "superseded":
+                # a superseded run's leg (it ended after the push) leaves the PR's comment to
+                # the newer head's run
                 body = comment(graph, state, events, sit, links, number)
                 self.api.upsert_comment(number, marker(number, graph.name), body)
-                if reply is not None:
-                    key, login = reply
-                    self.api.post_once(
-                        number,
-                        key,
-                        f"{key}\n@{login} run `{run_id}`: "
-                        f"{sit.status}; the omg comment above has the details.",
-                    )
+            if number is not None and reply is not None:
+                key, login = reply
+                self.api.post_once(
+                    number,
+                    key,
+                    f"{key}\n@{login} run `{run_id}`: "
+                    f"{sit.status}; the omg comment above has the details.",
+                )
         finally:
             outputs.write_outputs(self.gh.output, values)
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
@@ -148,7 +154,10 @@ class Reporting(ABC):
             fields["workflow_run_id"] = sent["workflow_run_id"]
         if sent.get("url"):
             fields["url"] = sent["url"]
-        self.note(rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}")
+        leg = len(RunDir(self.runs_dir / rid).read_state()["legs"])
+        self.note(
+            rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}", f"dispatched-leg{leg}"
+        )
         return "dispatch"
 
     def skip(self, why: str, *, quiet: bool = True) -> int:
