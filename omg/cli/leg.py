@@ -14,8 +14,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from omg.cli.leg_report import Reporting, say
+from omg.cli.leg_report import Reporting, leg_elsewhere, say
 from omg.errors import MovedOn, OmgError, StateError, UsageError
 from omg.git.repo import RunRepo
 from omg.github.access import refusal
@@ -33,6 +34,9 @@ from omg.state.events import EventFields, EventKind
 from omg.state.records import CiRun
 from omg.state.records import PullRequest as PullRequestRecord
 from omg.state.store import RunDir
+
+if TYPE_CHECKING:
+    from omg.leg.commits import RunCommits
 
 
 @dataclass(frozen=True)
@@ -407,23 +411,29 @@ class Job(Reporting):
         leg running now keeps its work); False when that note is on record already."""
         from omg.leg.notes import note
 
-        commits = self.environment(rid).commits
-        assert commits is not None
-        return note(rid, RunDir(self.args.runs_dir / rid), commits, kind, fields, note_id, what)
+        rundir = RunDir(self.args.runs_dir / rid)
+        return note(rid, rundir, self.commits(rid), kind, fields, note_id, what)
+
+    def commits(self, rid: str) -> RunCommits:
+        """The run's commits for a note: no lane is made, so the PR head is not fetched."""
+        from omg.leg.commits import attach
+
+        tokens = git_tokens(self.environ)
+        found = attach(Path.cwd(), rid, push=self.args.push, base="HEAD", warn=say, tokens=tokens)
+        if found is None:
+            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
+        return found
 
     def running_elsewhere(self, rid: str) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by
         another workflow run, which may be running it this very moment — or '' when none is."""
-        legs = RunDir(self.args.runs_dir / rid).read_state()["legs"]
-        if not legs or legs[-1]["outcome"] is not None:
+        state = RunDir(self.args.runs_dir / rid).read_state()
+        where = leg_elsewhere(state, self.gh.run_id)
+        if not where:
             return ""
-        carrier = legs[-1].get("ci", {}).get("workflow_run_id", "")
-        if carrier and carrier == self.gh.run_id:
-            return ""  # this job's own earlier attempt, cut short: its re-run continues it
-        where = f"workflow run {carrier}" if carrier else "another process"
         return (
-            f"run {rid} is running leg {legs[-1]['leg']} ({where}); comment once the omg "
-            "comment asks for a decision (if that leg was cut short, re-run its job to "
+            f"run {rid} is running leg {state['legs'][-1]['leg']} ({where}); comment once the "
+            "omg comment asks for a decision (if that leg was cut short, re-run its job to "
             "continue the run)"
         )
 
@@ -447,11 +457,9 @@ class Job(Reporting):
             if state["legs"] and state["legs"][-1]["outcome"] is None:
                 self.note(old, "run_superseded", fields, what, nid)  # a leg may be running it
                 break
-            commits = self.environment(old).commits
-            assert commits is not None
             try:
                 rundir = RunDir(self.args.runs_dir / old)
-                on_branch(rundir, commits, "run_superseded", fields, nid, what)
+                on_branch(rundir, self.commits(old), "run_superseded", fields, nid, what)
                 break
             except MovedOn:  # a leg advanced it meanwhile: look again
                 self.fetch(old, replace=True)

@@ -23,6 +23,18 @@ def say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def leg_elsewhere(state: State, job_run_id: str) -> str:
+    """The workflow run (or "another process") carrying the run's open last leg, when that
+    is not this job's own workflow run — it may be running it now; '' when no such leg."""
+    legs = state["legs"]
+    if not legs or legs[-1]["outcome"] is not None:
+        return ""
+    carrier = legs[-1].get("ci", {}).get("workflow_run_id", "")
+    if carrier and carrier == job_run_id:
+        return ""  # this job's own earlier attempt, cut short: its re-run continues it
+    return f"workflow run {carrier}" if carrier else "another process"
+
+
 class Reporting(ABC):
     """The reporting half of a job; the job supplies the run's environment and its notes."""
 
@@ -99,8 +111,9 @@ class Reporting(ABC):
             "cost-usd": f"{state['cost_usd']:.4f}",
             "state-ref": sit.state_ref,
         }
+        idle = end is None or end.result is None  # this job ran no leg: it only reports
         try:
-            if sit.next == "dispatch" and (end is None or end.result is None):
+            if sit.next == "dispatch" and idle:
                 values["next"] = "none"  # a report (a /omg status): the leg that paused sent it
             elif sit.next == "dispatch":
                 values["next"] = self.dispatch(run_id)
@@ -116,19 +129,21 @@ class Reporting(ABC):
             outputs.write_summary(
                 self.gh.summary, markdown(graph, state, events, sit, links, rows=1000, extra=cut)
             )
-            if number is not None and state["status"] != "superseded":
-                # a superseded run's leg (it ended after the push) leaves the PR's comment to
-                # the newer head's run
+            # The PR's comment is left to the newer head's run when this run is superseded,
+            # and to the leg running now when this job ran none (a /omg status, a refusal):
+            # a report made meanwhile could land after that leg's own and show a stale state.
+            running = leg_elsewhere(state, self.gh.run_id) if idle else ""
+            if number is not None and state["status"] != "superseded" and not running:
                 body = comment(graph, state, events, sit, links, number)
                 self.api.upsert_comment(number, marker(number, graph.name), body)
             if number is not None and reply is not None:
                 key, login = reply
-                self.api.post_once(
-                    number,
-                    key,
-                    f"{key}\n@{login} run `{run_id}`: "
-                    f"{sit.status}; the omg comment above has the details.",
+                said = (
+                    f"a leg is running ({running}); the omg comment is updated when it ends"
+                    if running
+                    else f"{sit.status}; the omg comment above has the details"
                 )
+                self.api.post_once(number, key, f"{key}\n@{login} run `{run_id}`: {said}.")
         finally:
             outputs.write_outputs(self.gh.output, values)
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")

@@ -118,6 +118,10 @@ def test_comments_mid_node_leave_the_running_leg_its_work(github: Make, tmp_path
     assert "is running leg 1" in replies_to(gh, early_id)[0]
     assert "run `" + rid + "`" in replies_to(gh, status_id)[0]
     assert gh.run_state(rid)["status"] == "running"  # the leg is mid-node
+    assert "a leg is running (workflow run" in replies_to(gh, status_id)[0]
+    # the PR's comment is the running leg's to write: no report made meanwhile can land
+    # after the leg's own and show a stale state
+    assert not [c for c in gh.api.comments if "omg:sticky" in c["body"]]
     assert sorted(gh.notes(rid)) == [f"refused-c{stranger_id}", f"refused-c{early_id}"]
 
     (door / "go").touch()
@@ -129,6 +133,8 @@ def test_comments_mid_node_leave_the_running_leg_its_work(github: Make, tmp_path
     state = gh.run_state(rid)
     assert state["nodes"]["slow"]["verdict"] == "PASS"  # its work is on the run branch
     assert state["legs"][0]["outcome"] == "paused"
+    [sticky] = [c["body"] for c in gh.api.comments if "omg:sticky" in c["body"]]
+    assert "continuing in the next leg" in sticky
     # the leg folded in what was noted while it ran, and dropped those notes' refs
     refused = events(gh, rid, "decision_refused")
     assert [(e["command"], e["by"], e["leg"]) for e in refused] == [
@@ -237,3 +243,38 @@ def test_a_push_while_a_leg_runs_supersedes_the_run_after_its_work(
     assert gh.notes(rid) == {}
     # the PR's comment still shows the newer head's run, not the superseded one's last leg
     assert [c["body"] for c in gh.api.comments if "omg:sticky" in c["body"]] == sticky_before
+
+
+def test_a_strangers_comments_during_a_fan_out_wave_disturb_none_of_its_jobs(
+    github: Make, tmp_path: Path
+) -> None:
+    from .test_fanout import fold, node_job, plan
+
+    path, wait = door(tmp_path)
+    gh = github(f'name: pr\nconcurrency: 2\nnodes:\n  - id: t01\n    run: "{wait}"\n'
+                "  - {id: t02, run: 'echo t02'}\n")  # fmt: skip
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    rid = f"pr-2-pr-{gh.heads[2][:7]}"  # the run a comment on PR 2 is about
+    planned = plan(gh, rid)
+    assert planned.rc == 0, planned.stderr
+    base = planned.outputs["base"]
+    before, _ = comment(gh, "/omg approve t01", "stranger", "NONE")
+    assert gh.run("issue_comment", before, actor="stranger").rc == 0
+    jobs = {n: node_job(gh, rid, n, base, start=True) for n in ("t01", "t02")}
+    held = jobs["t01"]
+    assert isinstance(held, Running)
+    reached(path, held)
+    during, _ = comment(gh, "/omg approve t02", "stranger", "NONE")
+    assert gh.run("issue_comment", during, actor="stranger").rc == 0
+    (path / "go").touch()
+    for job in jobs.values():
+        assert isinstance(job, Running)
+        done = job.wait()
+        assert done.rc == 0 and done.outputs["status"] == "published", done.stderr
+    folded = fold(gh, rid, base)
+    assert folded.rc == 0 and folded.outputs["status"] == "passed", folded.stderr
+    assert gh.run_state(rid)["legs"][-1]["fanout"] == {"folded": ["t01", "t02"]}
+    evs = gh.run_events(rid)
+    assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1))
+    assert [e["by"] for e in evs if e["event"] == "decision_refused"] == ["stranger"] * 2
+    assert gh.node_starts(rid) == ["t01", "t02"] and gh.notes(rid) == {}
