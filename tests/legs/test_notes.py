@@ -10,6 +10,7 @@ from typing import Any
 import pygit2
 import pytest
 
+from omg.errors import StateError
 from omg.graph.load import load_graph
 from omg.leg import notes
 from omg.leg.commits import RunCommits, attach
@@ -117,6 +118,24 @@ def test_a_note_made_while_a_leg_runs_is_folded_in_at_its_end(tmp_path: Path) ->
     assert commits(env).notes() == {} and said == []
     head = commits(env).repo.run_head("r")
     assert commits(env).pause_ref(notes.progress_seq(RunDir(work / ".omg" / "runs" / "r"))) == head
+
+
+def test_a_leg_that_finds_its_run_superseded_in_a_note_runs_nothing(tmp_path: Path) -> None:
+    work, said = checkout(tmp_path), []
+    graph = load_graph(work / "g.yaml")
+    env = environment(work, said)
+    start_run(graph, work / "g.yaml", {}, env, LegOptions(1), run_id="r")
+    fields: Any = {"head_sha": "b" * 40, "by": "octocat", "reason": "moved"}
+    rundir = RunDir(work / ".omg" / "runs" / "r")
+    assert notes.note("r", rundir, commits(env), "run_superseded", fields, "superseded-b", "x")
+    env = environment(work, said)
+    with pytest.raises(StateError, match="superseded by head bbbbbbbbbbbb; nothing more runs"):
+        resume_run("r", env, lambda g: LegOptions(1), decision=Decision("ok", True, "octocat"))
+    repo = commits(env).repo
+    branch = json.loads(repo.read_run_file("r", "state.json"))
+    assert branch["status"] == "superseded" and branch["gates"] == {}  # on record, undecided
+    assert of_kind(events(rundir.path), "run_started")[-1]["leg"] == 1  # no leg 2 began
+    assert commits(env).notes() == {}
 
 
 def test_a_damaged_note_is_left_on_its_ref_and_never_folded(tmp_path: Path) -> None:
