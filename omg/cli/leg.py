@@ -10,11 +10,13 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from omg.cli.leg_report import Reporting, say
+from omg.cli.leg_report import Reporting, leg_elsewhere, say
 from omg.cli.report import answer
 from omg.errors import MovedOn, OmgError, StateError, UsageError
 from omg.git.repo import RunRepo
@@ -31,10 +33,13 @@ from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd
 from omg.mask import Masker
 from omg.state import State
-from omg.state.events import EventFields
+from omg.state.events import EventFields, EventKind
 from omg.state.records import CiRun
 from omg.state.records import PullRequest as PullRequestRecord
 from omg.state.store import RunDir
+
+if TYPE_CHECKING:
+    from omg.leg.commits import RunCommits
 
 
 @dataclass(frozen=True)
@@ -162,14 +167,21 @@ class Job(Reporting):
             permission=self.api.permission,
         )
         for _ in range(RACE_TRIES):  # a decision that lost a race is judged again, not dropped
-            if why is None and cmd.verb in ("approve", "reject"):
-                why = self.stale_or_wrong(rid, cmd, t.login)
+            busy = self.running_elsewhere(rid)
+            applied = cmd.verb != "retry" and self.already_applied(rid, cmd, t.login)
+            if why is None and not applied:
+                why = busy or (
+                    None if cmd.verb == "retry" else self.stale_or_wrong(rid, cmd, t.login)
+                )
             if why is not None:
                 return self.refuse(rid, t.number, t.comment_id, t.login, cmd, why)
+            if applied and busy:  # on record, and a leg carries it on: that leg is left alone
+                self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")
+                return self.report_only(rid, t.number)
             try:
                 if cmd.verb == "retry":
                     end = self.resume(rid, retry_failed=True, contest=True)
-                elif self.already_applied(rid, cmd, t.login):
+                elif applied:
                     end = self.resume(rid, quiet_if_paused=True)
                 else:
                     d = Decision(cmd.gate, cmd.verb == "approve", t.login, cmd.reason)
@@ -226,6 +238,7 @@ class Job(Reporting):
                         "command": f"dispatch {verdict} {gate}",
                     },
                     f"decision by {self.gh.actor} refused",
+                    f"refused-r{self.gh.run_id or time.time_ns()}",
                 )
                 raise StateError(f"decision refused: {why}")
             if verdict == "reject" and not t.inputs.get("reason"):
@@ -393,6 +406,9 @@ class Job(Reporting):
             if "failed at" in str(exc):  # a failed run: report it, do not refuse the job
                 self.notes.append(str(exc))
                 return None
+            if RunDir(self.args.runs_dir / rid).read_state()["status"] == "superseded":
+                self.notes.append(str(exc))  # a note folded in at the leg's start said so
+                return None
             raise
 
     def lost(self, rid: str, why: MovedOn) -> None:
@@ -401,33 +417,72 @@ class Job(Reporting):
         say(f"omg: {self.notes[-1]}")
         self.fetch(rid, replace=True)  # report what the winner recorded
 
-    def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State:
+    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
+        """Record a note about run ``rid`` on a ref of its own (never on the run branch, so a
+        leg running now keeps its work); False when that note is on record already."""
         from omg.leg.notes import note
 
-        return note(rid, self.environment(rid), kind, fields, what)  # type: ignore[arg-type]
+        return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
+
+    def masked(self, rid: str) -> RunDir:
+        """Run ``rid``'s directory with the masker of its graph snapshot, for writing a note."""
+        from omg.leg.start import Environment, snapshot_mask
+
+        rundir = RunDir(self.args.runs_dir / rid)
+        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), inputs=self.args.inputs)
+        rundir.mask = snapshot_mask(env, rundir.read_state()["graph"])
+        return rundir
+
+    def commits(self, rid: str) -> RunCommits:
+        """The run's commits for a note: no lane is made, so the PR head is not fetched."""
+        from omg.leg.commits import attach
+
+        tokens = git_tokens(self.environ)
+        found = attach(Path.cwd(), rid, push=self.args.push, base="HEAD", warn=say, tokens=tokens)
+        if found is None:
+            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
+        return found
+
+    def running_elsewhere(self, rid: str) -> str:
+        """Why no comment may start a leg of the run now — its last leg is open, carried by
+        another workflow run, which may be running it this very moment — or '' when none is."""
+        state = RunDir(self.args.runs_dir / rid).read_state()
+        where = leg_elsewhere(state, self.gh.run_id)
+        if not where:
+            return ""
+        return (
+            f"run {rid} is running leg {state['legs'][-1]['leg']} ({where}); comment once the "
+            "omg comment asks for a decision (if that leg was cut short, re-run its job to "
+            "continue the run)"
+        )
 
     def supersede(self, old: str, new_head: str) -> None:
-        """The old head's run stops counting: recorded on it, so no decision on it lands."""
+        """The old head's run stops counting, so no decision on it lands: recorded on its
+        branch when it is at rest, else as a note the leg running it folds in at its end."""
+        from omg.leg.notes import on_branch
+
         if not self.fetch(old):
             return
-        state = RunDir(self.args.runs_dir / old).read_state()
-        if state["status"] in ("passed", "failed", "superseded"):
-            return
-        who = self.gh.actor or "github"
-        try:
-            self.note(
-                old,
-                "run_superseded",
-                {
-                    "head_sha": new_head,
-                    "by": who,
-                    "reason": f"the pull request moved to {new_head[:12]}",
-                },
-                f"superseded by {new_head[:12]}",
-            )
-        except MovedOn:
-            self.fetch(old, replace=True)
-            return self.supersede(old, new_head)
+        fields: EventFields = {
+            "head_sha": new_head,
+            "by": self.gh.actor or "github",
+            "reason": f"the pull request moved to {new_head[:12]}",
+        }
+        what, nid = f"superseded by {new_head[:12]}", f"superseded-{new_head}"
+        for _ in range(RACE_TRIES):
+            state = RunDir(self.args.runs_dir / old).read_state()
+            if state["status"] in ("passed", "failed", "superseded"):
+                return
+            if state["legs"] and state["legs"][-1]["outcome"] is None:
+                self.note(old, "run_superseded", fields, what, nid)  # a leg may be running it
+                break
+            try:
+                on_branch(self.masked(old), self.commits(old), "run_superseded", fields, nid, what)
+                break
+            except MovedOn:  # a leg advanced it meanwhile: look again
+                self.fetch(old, replace=True)
+        else:
+            self.note(old, "run_superseded", fields, what, nid)
         self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
 
     def stale_or_wrong(self, rid: str, cmd: Command, login: str) -> str | None:
@@ -480,15 +535,12 @@ class Job(Reporting):
             ev["event"] == "decision_refused" and ev.get("command") == written
             for ev in rundir.read_events()
         )
-        if not seen:
+        if not seen:  # else a re-run of this job: the refusal is on record already
             fields: EventFields = {"by": login, "reason": why, "command": written}
             if cmd.gate:
                 fields["node_id"] = cmd.gate
-            try:
-                self.note(rid, "decision_refused", fields, f"{cmd.verb} by {login} refused")
-            except MovedOn:
-                self.fetch(rid, replace=True)
-                return self.refuse(rid, number, comment_id, login, cmd, why)
+            what = f"{cmd.verb} by {login} refused"
+            self.note(rid, "decision_refused", fields, what, f"refused-c{comment_id}")
         key = f"<!-- omg:reply={comment_id} -->"
         self.api.post_once(
             number, key, answer(key, login, f"omg refused {code(cmd.text)}: {code(why)}.")

@@ -16,12 +16,24 @@ from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.leg.start import Environment, LegEnd, leg_mask
 from omg.state import State
-from omg.state.events import EventFields
+from omg.state.events import EventFields, EventKind
 from omg.state.store import RunDir
 
 
 def say(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def leg_elsewhere(state: State, job_run_id: str) -> str:
+    """The workflow run (or "another process") carrying the run's open last leg, when that
+    is not this job's own workflow run — it may be running it now; '' when no such leg."""
+    legs = state["legs"]
+    if not legs or legs[-1]["outcome"] is not None:
+        return ""
+    carrier = legs[-1].get("ci", {}).get("workflow_run_id", "")
+    if carrier and carrier == job_run_id:
+        return ""  # this job's own earlier attempt, cut short: its re-run continues it
+    return f"workflow run {carrier}" if carrier else "another process"
 
 
 class Reporting(ABC):
@@ -39,7 +51,9 @@ class Reporting(ABC):
     def environment(self, run_id: str) -> Environment: ...
 
     @abstractmethod
-    def note(self, rid: str, kind: str, fields: EventFields, what: str) -> State: ...
+    def note(
+        self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str
+    ) -> bool: ...
 
     def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
         from omg.leg.notes import progress_seq
@@ -99,8 +113,11 @@ class Reporting(ABC):
             "cost-usd": f"{state['cost_usd']:.4f}",
             "state-ref": sit.state_ref,
         }
+        idle = end is None or end.result is None  # this job ran no leg: it only reports
         try:
-            if sit.next == "dispatch":
+            if sit.next == "dispatch" and idle:
+                values["next"] = "none"  # a report (a /omg status): the leg that paused sent it
+            elif sit.next == "dispatch":
                 values["next"] = self.dispatch(run_id)
                 sit = Situation(
                     sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
@@ -116,14 +133,22 @@ class Reporting(ABC):
                 markdown(graph, state, events, sit, links, rows=1000, extra=cut),
                 mask=mask,
             )
-            if number is not None:
+            # The PR's comment is left to the newer head's run when this run is superseded,
+            # and to the leg running now when this job ran none (a /omg status, a refusal):
+            # a report made meanwhile could land after that leg's own and show a stale state.
+            running = leg_elsewhere(state, self.gh.run_id) if idle else ""
+            if number is not None and state["status"] != "superseded" and not running:
                 body = comment(graph, state, events, sit, links, number)
                 self.api.upsert_comment(number, marker(number, graph.name), mask.text(body))
-                if reply is not None:
-                    key, login = reply
-                    said = f"run {code(run_id)}: {sit.status}; "
-                    said += "the omg comment above has the details."
-                    self.api.post_once(number, key, mask.text(answer(key, login, said)))
+            if number is not None and reply is not None:
+                key, login = reply
+                said = (
+                    f"a leg is running ({running}); the omg comment is updated when it ends"
+                    if running
+                    else f"{sit.status}; the omg comment above has the details"
+                )
+                said = f"run {code(run_id)}: {said}."
+                self.api.post_once(number, key, mask.text(answer(key, login, said)))
         finally:
             outputs.write_outputs(self.gh.output, values, mask=mask)
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
@@ -149,7 +174,10 @@ class Reporting(ABC):
             fields["workflow_run_id"] = sent["workflow_run_id"]
         if sent.get("url"):
             fields["url"] = sent["url"]
-        self.note(rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}")
+        leg = len(RunDir(self.runs_dir / rid).read_state()["legs"])
+        self.note(
+            rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}", f"dispatched-leg{leg}"
+        )
         return "dispatch"
 
     def skip(self, why: str, *, quiet: bool = True) -> int:

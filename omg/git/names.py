@@ -1,5 +1,5 @@
-"""The ref namespace omg owns: run branches, work branches, recorded worktree bases and the
-records fan-out jobs publish."""
+"""The ref namespace omg owns: run branches, work branches, recorded worktree bases, the
+records fan-out jobs publish and the notes recorded about a run off its branch."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from omg.errors import GitError
 RUNS = "refs/heads/omg/runs/"
 BASES = "refs/omg/base/"
 FANOUT = "refs/omg/fanout/"
+NOTES = "refs/omg/notes/"
 HEADS = "refs/heads/"
 
 
@@ -71,3 +72,24 @@ def fanout_refspec(remote: str, run_id: str, entry: str | None = None) -> str:
     matrix job), into remote-tracking refs."""
     name = "*" if entry is None else checked("node id", entry)
     return f"{FANOUT}{checked('run id', run_id)}/{name}:{fanout_tracking(remote, run_id)}{name}"
+
+
+def notes_prefix(run_id: str) -> str:
+    """``refs/omg/notes/<run_id>/``: where the notes about a run are kept."""
+    return f"{NOTES}{checked('run id', run_id)}/"
+
+
+def note_ref(run_id: str, note_id: str) -> str:
+    """``refs/omg/notes/<run_id>/<note_id>``: one note about the run (a refused decision, a
+    dispatch, a supersede), kept off the run branch so no leg running meanwhile loses a race."""
+    return notes_prefix(run_id) + checked("note id", note_id)
+
+
+def notes_tracking(tracking: str, run_id: str) -> str:
+    """``refs/remotes/<tracking>/omg-notes/<run_id>/``: the run's notes as last fetched."""
+    return f"refs/remotes/{tracking}/omg-notes/{checked('run id', run_id)}/"
+
+
+def notes_refspec(remote: str, run_id: str) -> str:
+    """What a leg fetches to fold the run's notes in: every note, into remote-tracking refs."""
+    return f"{notes_prefix(run_id)}*:{notes_tracking(remote, run_id)}*"

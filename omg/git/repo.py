@@ -11,8 +11,8 @@ import pygit2
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
+from omg.git import notes, runbranch, worktrees
 from omg.git import remote as remotes
-from omg.git import runbranch, worktrees
 from omg.git.edge import translated
 from omg.git.identity import signature
 from omg.git.names import (
@@ -20,6 +20,10 @@ from omg.git.names import (
     fanout_ref,
     fanout_refspec,
     fanout_tracking,
+    note_ref,
+    notes_prefix,
+    notes_refspec,
+    notes_tracking,
     remote_run_ref,
     run_ref,
 )
@@ -231,6 +235,56 @@ class RunRepo:
         """Create or fast-forward local ``branch`` to ``sha`` (a lane a matrix job advanced)."""
         with self._lock, translated(f"moving {branch} to {sha[:12]}", _FIX):
             runbranch.set_branch(self._repo, branch, sha)
+
+    # -- notes ----------------------------------------------------------------------------
+
+    def record_note(self, run_id: str, note_id: str, data: bytes, message: str) -> str:
+        """Commit ``data`` as note ``note_id`` of the run at ``refs/omg/notes/<run>/<id>``
+        (local; push it without force, so a note with that id is written once)."""
+        with self._lock, translated(f"recording note {note_id} of run {run_id}", _FIX):
+            return notes.write(
+                self._repo, note_ref(run_id, note_id), data, message,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+            )  # fmt: skip
+
+    def fetch_notes(self, remote: str, run_id: str) -> dict[str, str]:
+        """Every note the remote holds for the run now: note id → commit, fetched here."""
+        with self._lock, translated(f"fetching the notes of run {run_id}", _FIX):
+            prefix = notes_tracking(remotes.tracking_name(self._repo, remote), run_id)
+            for name in [r for r in self._repo.references if r.startswith(prefix)]:
+                self._repo.references.delete(name)  # what was dropped there is gone here too
+            remotes.fetch(self._repo, remote, [notes_refspec(remote, run_id)], self._tokens)
+            return self._refs_under(prefix)
+
+    def local_notes(self, run_id: str) -> dict[str, str]:
+        """The notes recorded here (a run with no remote): note id → commit."""
+        with self._lock, translated(f"reading the notes of run {run_id}", _FIX):
+            return self._refs_under(notes_prefix(run_id))
+
+    def read_note(self, sha: str) -> bytes:
+        """What note commit ``sha`` holds."""
+        with self._lock, translated(f"reading note {sha[:12]}", _FIX):
+            return notes.read(self._repo, sha)
+
+    def drop_notes(self, remote: str | None, run_id: str, ids: Sequence[str]) -> None:
+        """Delete notes a leg folded into the run branch (here, and on ``remote`` if given)."""
+        if not ids:
+            return
+        with self._lock, translated(f"dropping the folded notes of run {run_id}", _FIX):
+            for nid in ids:
+                ref = self._repo.references.get(note_ref(run_id, nid))
+                if ref is not None:
+                    ref.delete()
+        if remote is not None:
+            self.push(remote, [f":{note_ref(run_id, nid)}" for nid in ids])
+
+    def _refs_under(self, prefix: str) -> dict[str, str]:
+        return {
+            name.removeprefix(prefix): str(self._repo.references[name].target)
+            for name in self._repo.references
+            if name.startswith(prefix)
+        }
 
     # -- worktrees ----------------------------------------------------------------------
 

@@ -197,10 +197,18 @@ class GitHub:
             path = f"/repos/{self.repo}/issues/comments/{found['id']}"
             self._ok(self.request("PATCH", path, {"body": body}), "updating the omg comment")
             return int(found["id"])
-        return self.post_once(number, marker, body)
+        return self._post(number, marker, body)
 
     def post_once(self, number: int, marker: str, body: str) -> int:
-        """Post ``body`` (which carries ``marker``) unless a comment with the marker exists."""
+        """Post ``body`` (which carries ``marker``) unless a comment with the marker exists —
+        looked for first, so a re-run of the job that posted it (GitHub's "Re-run job")
+        answers nothing twice; the comment's id either way."""
+        found = self.find_comment(number, marker)
+        if found is not None:
+            return int(found["id"])
+        return self._post(number, marker, body)
+
+    def _post(self, number: int, marker: str, body: str) -> int:
         path = f"/repos/{self.repo}/issues/{number}/comments"
         reply = self.request(
             "POST", path, {"body": body}, done=lambda: self.find_comment(number, marker)

@@ -9,9 +9,9 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from omg.errors import GitError, MovedOn
+from omg.errors import GitError, MovedOn, OmgError
 from omg.git import RunRepo, Worktree, open_repo
-from omg.git.names import run_refspecs
+from omg.git.names import note_ref, run_refspecs
 from omg.git.remote import GitToken
 from omg.graph.model import Node
 from omg.leg.workspace import LocalWorkspace
@@ -83,6 +83,8 @@ class RunCommits:
         self.warned = False
         #: lane branch → the commit a fold takes in from its matrix jobs (pushed with the run)
         self.moved_lanes: dict[str, str] = {}
+        #: notes this leg folded in: their refs are dropped once a push carries them
+        self.taken: list[str] = []
 
     def before_leg(self, rec: Recorder) -> EventFields:
         """Compare-and-swap: note the state commit this leg starts from; refuse a moved run."""
@@ -124,17 +126,20 @@ class RunCommits:
         self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}")
 
     def pause_ref(self, progress_seq: int) -> str | None:
-        """The newest run-branch commit whose state has seen no event after ``progress_seq``:
-        the state a human judges at a pause, even after refusals were recorded on top of it."""
+        """The oldest run-branch commit whose state has seen event ``progress_seq`` (newer ones
+        only add standing notes): the state a human judges at a pause, whatever refusals were
+        recorded with it or on top of it."""
         import json
 
+        found = None
         for sha in self.repo.run_log(self.run_id):
             seq = int(
                 json.loads(self.repo.read_run_file(self.run_id, "state.json", ref=sha))["seq"]
             )
-            if seq <= progress_seq:
-                return sha
-        return None
+            if seq < progress_seq:
+                break
+            found = sha
+        return found
 
     def state_seq(self, ref: str) -> tuple[str, int] | None:
         """(run id, seq) of the state committed at ``ref``; None when ``ref`` is no such commit."""
@@ -166,6 +171,44 @@ class RunCommits:
                 "warning: a worktree declares push: true, but no --push REMOTE was given; "
                 "its branch was committed locally and not pushed"
             )
+        self._drop_taken()
+
+    # -- notes: facts recorded about the run off its branch, folded in by its legs ------------
+
+    def notes(self) -> dict[str, bytes]:
+        """The notes recorded about the run and not dropped yet: note id → what it holds."""
+        if self.push_remote is not None:
+            found = self.repo.fetch_notes(self.push_remote, self.run_id)
+        else:
+            found = self.repo.local_notes(self.run_id)
+        return {nid: self.repo.read_note(sha) for nid, sha in sorted(found.items())}
+
+    def record_note(self, note_id: str, data: bytes, what: str) -> bool:
+        """Record note ``note_id`` and push it without force; False when the run already has a
+        note by that id (a re-run of the job that wrote it). The run branch is not touched."""
+        if self.push_remote is None and note_id in self.repo.local_notes(self.run_id):
+            return False
+        self.repo.record_note(self.run_id, note_id, data, f"omg {self.run_id} note: {what}")
+        if self.push_remote is None:
+            return True
+        ref = note_ref(self.run_id, note_id)
+        try:
+            self.repo.push(self.push_remote, [f"{ref}:{ref}"])
+        except MovedOn:
+            if note_id in self.repo.fetch_notes(self.push_remote, self.run_id):
+                return False
+            raise
+        return True
+
+    def _drop_taken(self) -> None:
+        """The notes the last commit carries are on record there: drop their refs."""
+        if not self.taken:
+            return
+        ids, self.taken = self.taken, []
+        try:
+            self.repo.drop_notes(self.push_remote, self.run_id, ids)
+        except OmgError as exc:
+            self.warn(f"warning: folded notes stay on their refs ({exc}); the next leg drops them")
 
 
 def attach(

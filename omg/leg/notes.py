@@ -1,42 +1,143 @@
-"""Notes: events recorded between legs (a refused decision, a superseded run, a dispatch)."""
+"""Notes: facts recorded about a run from outside its legs (a refused decision, a dispatch, a
+supersede), each on a ref of its own so that no leg running meanwhile loses its work to them,
+and folded into the run by the leg that ends next."""
 
 from __future__ import annotations
 
-from omg.errors import StateError
-from omg.leg.start import Environment, snapshot_mask
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from omg.errors import GitError, StateError
 from omg.state import State
 from omg.state.events import EventFields, EventKind
-from omg.state.recorder import Recorder
+from omg.state.recorder import Recorder, now_iso
 from omg.state.store import RunDir, catch_up, load_run
+
+if TYPE_CHECKING:
+    from omg.leg.commits import RunCommits
 
 #: Events that record a fact about a run without moving it: a decision's state is still current.
 STANDING = ("decision_refused", "leg_dispatched")
+#: What a note may be, and the fields each kind carries (strings all).
+FIELDS: dict[str, frozenset[str]] = {
+    "decision_refused": frozenset({"node_id", "by", "reason", "command"}),
+    "leg_dispatched": frozenset({"workflow_run_id", "url"}),
+    "run_superseded": frozenset({"head_sha", "by", "reason"}),
+}
+ENVELOPE = frozenset({"event", "ts", "leg", "note"})
 
 
-def note(run_id: str, env: Environment, kind: EventKind, fields: EventFields, what: str) -> State:
-    """Append one event to the run (under its lock), then commit and push it with the state.
+@dataclass(frozen=True)
+class Note:
+    """One note as recorded: its id (its ref's last name) and the event it folds in as."""
 
-    It belongs to the run's latest leg; compare-and-swap holds as for a leg, so a note never
-    lands on a run another leg advanced meanwhile.
-    """
-    rundir = RunDir(env.runs_dir / run_id)
+    id: str
+    event: dict[str, Any]  # event, ts, leg (the leg it was noted in), note (= id), its fields
+
+
+def note(
+    run_id: str,
+    rundir: RunDir,
+    commits: RunCommits,
+    kind: EventKind,
+    fields: EventFields,
+    note_id: str,
+    what: str,
+) -> bool:
+    """Record a note on its own ref (pushed, never forced); False when the run already has a
+    note by that id. The run branch is not touched, so a leg running now is not disturbed; it
+    folds the note in when it ends (or the next leg does)."""
     if not rundir.exists():
-        raise StateError(f"no run {run_id!r} in {env.runs_dir} to record {kind} on")
+        raise StateError(f"no run {run_id!r} in {rundir.path.parent} to record {kind} on")
+    legs = len(rundir.read_state()["legs"])
+    event = {"event": kind, "ts": now_iso(), "leg": max(1, legs), "note": note_id, **fields}
+    data = _encode(rundir.mask.record(event))
+    parse(note_id, data)  # a note this process could not fold back in is a bug: say it here
+    return commits.record_note(note_id, data, what)
+
+
+def on_branch(
+    rundir: RunDir,
+    commits: RunCommits,
+    kind: EventKind,
+    fields: EventFields,
+    note_id: str,
+    what: str,
+) -> State:
+    """Record a note straight on the run branch, under the compare-and-swap a leg commits by
+    (MovedOn when a leg advanced it): for a run no leg is running, whose record must say so
+    at once — a superseded run, which no leg runs again to fold a note in."""
     rundir.lock()
     try:
         state, last = load_run(rundir)
         catch_up(rundir, state)
-        rundir.mask = snapshot_mask(env, state["graph"])
         rec = Recorder(rundir, state, leg=max(1, len(state["legs"])), last_seq=last)
-        if env.commits is not None:
-            env.commits.before_leg(rec)
-        rec.emit(kind, fields)
+        commits.before_leg(rec)
+        rec.emit(kind, {**fields, "note": note_id})
         rec.flush()
-        if env.commits is not None:
-            env.commits.noted(rec, what)
+        commits.noted(rec, what)
         return rec.state
     finally:
         rundir.close()
+
+
+def parse(note_id: str, data: bytes) -> Note:
+    """The note ``note_id`` holds; ValueError when it is not one omg could have written."""
+    event = json.loads(data)
+    if not isinstance(event, dict):
+        raise ValueError("a note is a JSON object")
+    kind = event.get("event")
+    if kind not in FIELDS:
+        raise ValueError(f"{kind!r} is not an event a note records")
+    extra = set(event) - ENVELOPE - FIELDS[kind]
+    if extra:
+        raise ValueError(f"a {kind} note carries no {', '.join(sorted(extra))}")
+    if event.get("note") != note_id:
+        raise ValueError(f"it names note {event.get('note')!r}, not {note_id!r}")
+    leg = event.get("leg")
+    if not isinstance(leg, int) or isinstance(leg, bool) or leg < 1:
+        raise ValueError(f"leg {leg!r} is not a leg number")
+    if not all(isinstance(event[k], str) for k in event if k != "leg"):
+        raise ValueError("its fields are strings")
+    return Note(note_id, event)
+
+
+def pending(commits: RunCommits, warn: Callable[[str], None]) -> list[Note]:
+    """The run's notes not dropped yet, oldest first; an unreadable one is warned about and
+    left on its ref (a human can delete it), never folded."""
+    out = []
+    for nid, data in commits.notes().items():
+        try:
+            out.append(parse(nid, data))
+        except ValueError as exc:
+            warn(f"warning: note {nid} of run {commits.run_id} is not readable ({exc}); left")
+    return sorted(out, key=lambda n: (n.event["ts"], n.id))
+
+
+def take_in(rec: Recorder, notes: Sequence[Note]) -> list[str]:
+    """Append the notes the run's events do not hold yet; the ids of all of ``notes`` (each
+    is on record now, so its ref can go once a push carries the run)."""
+    if not notes:
+        return []
+    known = {ev["note"] for ev in rec.rundir.read_events() if "note" in ev}
+    fresh = [n for n in notes if n.id not in known]
+    for n in fresh:
+        rec.noted(n.event)
+    if fresh:
+        rec.flush()
+        rec.rundir.checkpoint()
+    return [n.id for n in notes]
+
+
+def fold_pending(rec: Recorder, commits: RunCommits, warn: Callable[[str], None]) -> None:
+    """At a leg's end: take in the notes recorded while it ran (or before). A failure to read
+    them only delays them to the next leg; it never costs this leg its record."""
+    try:
+        commits.taken += take_in(rec, pending(commits, warn))
+    except (GitError, StateError) as exc:
+        warn(f"warning: the run's notes were not folded in ({exc}); the next leg takes them")
 
 
 def progress_seq(rundir: RunDir) -> int:
@@ -46,3 +147,7 @@ def progress_seq(rundir: RunDir) -> int:
         if ev["event"] not in STANDING and ev["event"] != "node_started":
             seq = int(ev["seq"])
     return seq
+
+
+def _encode(event: dict[str, Any]) -> bytes:
+    return (json.dumps(event, sort_keys=True, ensure_ascii=False) + "\n").encode()

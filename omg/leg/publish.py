@@ -51,6 +51,9 @@ class EntryCommits(RunCommits):
     def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
         return None  # the record is published whole or not at all
 
+    def notes(self) -> dict[str, bytes]:
+        return {}  # the fold takes the run's notes in: an entry's record holds its nodes alone
+
     def after_leg(self, rec: Recorder, result: LegResult) -> None:
         rec.flush()
         lanes = [self.repo.worktree_head(wt) for wt in self.workspace.lanes.values()]

@@ -16,7 +16,7 @@ from omg.dotomg import NAME, ensure_ignored
 from omg.errors import Hint, InputError, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
-from omg.leg import decisions
+from omg.leg import decisions, notes
 from omg.leg.attempt import Context
 from omg.leg.decisions import Decision
 from omg.leg.loop import Leg, LegOptions
@@ -265,12 +265,22 @@ def _run_leg(
     )
     for listener in env.listeners:
         rec.listen(listener)
+    shift = 0  # events noted since the last leg, folded in first
     if commits is not None:
         start.update(commits.before_leg(rec))
+        before = rec.last_seq
+        notes.fold_pending(rec, commits, env.warn)
+        shift = rec.last_seq - before
+        if rec.state["status"] == "superseded":  # a note said so while a leg still ran it
+            commits.noted(rec, f"superseded by {rec.state.get('superseded_by', '?')[:12]}")
+            raise StateError(
+                f"run {rec.rundir.run_id!r} was superseded by head "
+                f"{rec.state.get('superseded_by', '?')[:12]}; nothing more runs on it"
+            )
     judged = rec.ref()  # what the human looked at: the state before this leg's first event
     rec.emit("run_started", start)
     for ev in replay:
-        rec.replay(ev)
+        rec.replay({**ev, "seq": int(ev["seq"]) + shift})
     for d in given:
         decisions.record(rec, graph, d, judged)
     for d in decisions.undelivered(graph, rec.state):  # recorded, so never asked again: applied
@@ -284,6 +294,7 @@ def _run_leg(
     )
     result = leg.run()
     if commits is not None:
+        notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
         commits.after_leg(rec, result)
     return result
 

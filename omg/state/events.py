@@ -76,3 +76,4 @@ class EventFields(TypedDict, total=False):
     command: str  # decision_refused: the command as written
     workflow_run_id: str  # leg_dispatched: GitHub's run of the next leg
     url: str
+    note: str  # noted off the run branch first: the note's id (refs/omg/notes/<run>/<id>)

@@ -260,13 +260,15 @@ def _run_superseded(st: State, ev: Event) -> None:
 
 
 def _leg_dispatched(st: State, ev: Event) -> None:
-    if st["legs"]:
+    """The next leg a leg dispatched, on that leg's record (the note may be folded in later)."""
+    legs = [leg for leg in st["legs"] if leg["leg"] == ev["leg"]] or st["legs"][-1:]
+    if legs:
         sent: Dispatched = {}
         if "workflow_run_id" in ev:
             sent["workflow_run_id"] = ev["workflow_run_id"]
         if "url" in ev:
             sent["url"] = ev["url"]
-        st["legs"][-1]["dispatched"] = sent
+        legs[-1]["dispatched"] = sent
 
 
 _HANDLERS = {

@@ -85,6 +85,19 @@ class Recorder:
             # state.json is written once the wave is in (the fold's next commit flushes it)
             return self._append({**ev, "run_id": self.rundir.run_id, "leg": self.leg}, False)
 
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last event appended."""
+        return self._last_seq
+
+    def noted(self, note: dict[str, Any]) -> dict[str, Any]:
+        """Append a note recorded off the run branch (a refused decision, a dispatch): its
+        fields, time and leg (the one it was noted in) kept, numbered on."""
+        with self._lock:
+            envelope = {"schema": EVENT_SCHEMA, "seq": self._last_seq + 1, "ts": note["ts"]}
+            ev = {**envelope, "run_id": self.rundir.run_id, "leg": note["leg"], **note}
+            return self._append(ev)
+
     def _append(self, ev: dict[str, Any], write: bool = True) -> dict[str, Any]:
         with self._lock:
             event = ev["event"]

@@ -166,6 +166,10 @@ class Repo:
         commit = repo.revparse_single(f"refs/heads/omg/runs/{run_id}")
         return str(commit.tree[name].data.decode())
 
+    def run_head(self, run_id: str) -> str:
+        repo = pygit2.Repository(str(self.origin))
+        return str(repo.references[f"refs/heads/omg/runs/{run_id}"].target)
+
     def run_state(self, run_id: str) -> dict[str, Any]:
         state: dict[str, Any] = json.loads(self.run_file(run_id, "state.json"))
         return state
@@ -175,6 +179,18 @@ class Repo:
 
     def run_events(self, run_id: str) -> list[dict[str, Any]]:
         return [json.loads(ln) for ln in self.run_file(run_id, "events.jsonl").splitlines()]
+
+    def notes(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """The notes origin holds about the run, not folded in yet: note id → what it records."""
+        repo = pygit2.Repository(str(self.origin))
+        prefix = f"refs/omg/notes/{run_id}/"
+        return {
+            name.removeprefix(prefix): json.loads(
+                repo.revparse_single(name).peel(pygit2.Commit).tree["note.json"].data
+            )
+            for name in repo.references
+            if name.startswith(prefix)
+        }
 
     # -- events -------------------------------------------------------------------------
 

@@ -51,8 +51,8 @@ def test_a_budgeted_leg_dispatches_the_next_and_the_next_leg_continues(github: M
     [sent] = gh.api.runs
     assert sent["workflow"] == RESUME and sent["ref"] == "main"
     assert sent["inputs"] == {"run-id": rid}
-    [dispatched] = [e for e in gh.run_events(rid) if e["event"] == "leg_dispatched"]
-    assert dispatched["workflow_run_id"] == str(sent["id"])
+    # noted off the run branch (the next leg may be running already), folded in by a later leg
+    assert gh.notes(rid)["dispatched-leg1"]["workflow_run_id"] == str(sent["id"])
     assert gh.api.calls("POST", "dispatches")[0].authorization.startswith("Bearer ghs_")
     legs = [first]
     while legs[-1].outputs["next"] == "dispatch":
@@ -65,6 +65,19 @@ def test_a_budgeted_leg_dispatches_the_next_and_the_next_leg_continues(github: M
         assert legs[-1].rc == 0, legs[-1].stderr
     assert [j.outputs["status"] for j in legs] == ["continuing", "continuing", "passed"]
     assert gh.node_starts(rid) == ["a", "b", "c"]
+    dispatched = [e for e in gh.run_events(rid) if e["event"] == "leg_dispatched"]
+    assert [(e["leg"], e["workflow_run_id"]) for e in dispatched] == [
+        (1, str(gh.api.runs[0]["id"])),
+        (2, str(gh.api.runs[1]["id"])),
+    ]
+    assert [
+        leg.get("dispatched", {}).get("workflow_run_id") for leg in gh.run_state(rid)["legs"]
+    ] == [
+        str(gh.api.runs[0]["id"]),
+        str(gh.api.runs[1]["id"]),
+        None,
+    ]
+    assert gh.notes(rid) == {}
     ci = [e["ci"]["workflow_run_id"] for e in gh.run_events(rid) if e["event"] == "run_started"]
     assert ci == [legs[0].env["GITHUB_RUN_ID"], *[str(r["id"]) for r in gh.api.runs[:2]]]
 
@@ -75,10 +88,8 @@ def test_a_dispatch_without_run_details_still_continues(github: Make) -> None:
     gh.push_pr(2, {"code.txt": "v1\n"})
     first = gh.run("pull_request", gh.pr_event("opened", 2), extra={"OMG_MAX_NODES": "2"})
     assert first.outputs["next"] == "dispatch", first.stderr
-    [dispatched] = [
-        e for e in gh.run_events(first.outputs["run-id"]) if e["event"] == "leg_dispatched"
-    ]
-    assert "workflow_run_id" not in dispatched
+    [dispatched] = gh.notes(first.outputs["run-id"]).values()
+    assert dispatched["event"] == "leg_dispatched" and "workflow_run_id" not in dispatched
 
 
 def test_a_rerun_job_executes_no_settled_node(github: Make) -> None:

@@ -125,7 +125,7 @@ def test_decisions_from_a_reader_a_bot_and_a_stranger_are_refused_and_recorded(
 ) -> None:
     gh = github(GATED)
     rid, ref = opened(gh)
-    before = gh.run_state(rid)
+    before, branch = gh.run_state(rid), gh.run_head(rid)
     cases = [
         ("reader", "COLLABORATOR", False, "has read access"),
         ("github-actions[bot]", "NONE", True, "is a bot account"),
@@ -137,14 +137,23 @@ def test_decisions_from_a_reader_a_bot_and_a_stranger_are_refused_and_recorded(
         assert job.rc == 0, job.stderr
         assert job.outputs["status"] == "paused", job.stderr
         assert any(f"@{login} omg refused" in r and why in r for r in replies(gh)), replies(gh)
-    after = gh.run_state(rid)
-    refused = [e for e in gh.run_events(rid) if e["event"] == "decision_refused"]
-    assert [e["by"] for e in refused] == [c[0] for c in cases]
-    assert after["gates"] == before["gates"] == {}
-    assert after["paused_at"] == "ok" and after["nodes"] == before["nodes"]
+    # each refusal is a note of its own; the run branch is not touched (no leg could lose a
+    # race to it), and the run still waits at its gate
+    assert gh.run_head(rid) == branch and gh.run_state(rid) == before
+    noted = sorted(gh.notes(rid).values(), key=lambda n: str(n["ts"]))
+    assert [(n["event"], n["by"], n["node_id"]) for n in noted] == [
+        ("decision_refused", c[0], "ok") for c in cases
+    ]
     # the stranger's association was enough to refuse: the permission API was not asked
     assert not gh.api.calls("GET", "collaborators/stranger/")
     assert gh.api.calls("GET", "collaborators/reader/permission")
+    # the next leg folds them in, in the order they were made, and drops their refs
+    approve = gh.comment_event(2, f"/omg approve ok @{ref[:7]}", "octocat", "MEMBER")
+    job = gh.run("issue_comment", approve, actor="octocat")
+    assert job.outputs["status"] == "passed", job.stderr
+    refused = [e for e in gh.run_events(rid) if e["event"] == "decision_refused"]
+    assert [e["by"] for e in refused] == [c[0] for c in cases]
+    assert gh.notes(rid) == {}
 
 
 def test_a_decision_about_a_state_that_moved_on_is_refused_as_stale(github: Make) -> None:

@@ -41,6 +41,19 @@ def test_a_lost_answer_to_a_post_does_not_post_twice(api: StandIn) -> None:
     assert waits == [1.0]
 
 
+def test_a_reply_already_posted_is_found_before_posting_again(api: StandIn) -> None:
+    """GitHub's "Re-run job" runs the whole job again: its reply must not be posted twice."""
+    for i in range(120):  # the first reply is on page 2 of the comments
+        api.add_comment(5, f"chatter {i}")
+    gh = client(api, [])
+    first = gh.post_once(5, "<!-- omg:reply=41 -->", "<!-- omg:reply=41 -->\n@mona refused")
+    again = gh.post_once(5, "<!-- omg:reply=41 -->", "<!-- omg:reply=41 -->\n@mona refused")
+    other = gh.post_once(5, "<!-- omg:reply=42 -->", "<!-- omg:reply=42 -->\n@mona refused")
+    assert first == again != other
+    assert len(api.calls("POST", "/issues/5/comments")) == 2
+    assert [c["id"] for c in api.comments_on(5)][-2:] == [first, other]
+
+
 def test_rate_limits_wait_as_long_as_github_says(api: StandIn) -> None:
     waits: list[float] = []
     api.faults = [Fault("GET", "/pulls/3", "429"), Fault("GET", "/pulls/3", "403-limit")]

@@ -40,10 +40,12 @@ def every_run_dir_checked(
 
 def check_brackets(rd: Path) -> None:
     """Legs 1, 2, 3… in file order; each opens with run_started and closes with at most one
-    run_finished, its last event (a killed leg has none)."""
+    run_finished, its last event (a killed leg has none). Notes (events first recorded off the
+    run branch, carrying ``note``) are facts from outside a leg, folded in where a leg found
+    them: they are not a leg's own events."""
     from .helpers import events
 
-    evs = events(rd)
+    evs = [e for e in events(rd) if "note" not in e]
     legs = [e["leg"] for e in evs]
     assert legs == sorted(legs), "legs interleave in events.jsonl"
     assert sorted(set(legs)) == list(range(1, max(legs) + 1)), "leg numbers skip"
