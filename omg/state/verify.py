@@ -126,33 +126,35 @@ def verify(
             if end != nl or type(ev) is not dict:
                 ev = _lenient(text[pos:nl], path, n)
             pos = nl + 1
-            if (
-                ev.get("seq") != n
-                or ev.get("schema") != schema
-                or ev.get("run_id") != run_id
-                or type(ev.get("ts")) is not str
-                or type(ev["seq"]) is not int
-            ):
+            get = ev.get
+            if get("seq") != n or get("run_id") != run_id or get("schema") != schema:
                 _envelope(ev, path, n)
-            kind, leg = ev.get("event"), ev.get("leg")
-            if kind == "run_started":
-                legs += 1
-                if leg != legs or type(leg) is not int:
-                    _leg(ev, path, n, legs - 1)
-            elif leg != legs or legs == 0:
-                _leg(ev, path, n, legs)
-            if kind in nodes:
-                if type(ev.get("node_id")) is not str:
-                    fix = events_fix(path.parent)
-                    raise Damaged(path, n, f"is a {kind} without a node_id", fix)
-            elif kind not in kinds:
-                raise Damaged(
-                    path, n, f"has event kind {kind!r}, which omg does not know",
-                    events_fix(path.parent),
-                )  # fmt: skip
-            if n > tail and not _event_check()(ev):
-                _off_schema(ev, path, n)
-            if kind != "node_started":
+            kind = get("event")
+            if kind == "node_started":  # half of a history, and the fold takes nothing from it
+                if get("leg") != legs or not legs or type(get("node_id")) is not str:
+                    _node(ev, path, n, legs)
+                if n > tail and not _event_check()(ev):
+                    _off_schema(ev, path, n)
+            else:
+                if type(get("ts")) is not str or type(get("seq")) is not int:
+                    _envelope(ev, path, n)
+                leg = get("leg")
+                if kind == "run_started":
+                    legs += 1
+                    if leg != legs or type(leg) is not int:
+                        _leg(ev, path, n, legs - 1)
+                elif leg != legs or not legs:
+                    _leg(ev, path, n, legs)
+                if kind in nodes:
+                    if type(get("node_id")) is not str:
+                        _node(ev, path, n, legs)
+                elif kind not in kinds:
+                    raise Damaged(
+                        path, n, f"has event kind {kind!r}, which omg does not know",
+                        events_fix(path.parent),
+                    )  # fmt: skip
+                if n > tail and not _event_check()(ev):
+                    _off_schema(ev, path, n)
                 try:
                     apply(st, ev)
                 except _FOLD_ERRORS as exc:
@@ -258,6 +260,12 @@ def _leg(ev: dict[str, Any], path: Path, n: int, before: int) -> None:
     else:
         problem = f"is a {kind} of leg {leg!r}, but it follows the run_started of leg {before}"
     raise Damaged(path, n, problem, events_fix(path.parent))
+
+
+def _node(ev: dict[str, Any], path: Path, n: int, legs: int) -> None:
+    if ev.get("leg") != legs or not legs:
+        _leg(ev, path, n, legs)
+    raise Damaged(path, n, f"is a {ev.get('event')} without a node_id", events_fix(path.parent))
 
 
 def _off_schema(ev: dict[str, Any], path: Path, n: int) -> None:
