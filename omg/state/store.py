@@ -249,7 +249,7 @@ class RunDir:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
                 ev = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 ev = None
             sound = isinstance(ev, dict) and ev.get("schema") == EVENT_SCHEMA
             if sound and "seq" in ev and "event" in ev:
@@ -265,7 +265,7 @@ class RunDir:
             raise torn(path, n)
         try:
             ev = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise Damaged(path, n, "is not a JSON event: the stream is damaged", fix) from None
         if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
             raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
@@ -293,6 +293,10 @@ class RunDir:
                 self.state_path, exc.lineno, f"is not valid JSON ({exc.msg}): the snapshot is "
                 "damaged", fix,
             ) from None  # fmt: skip
+        except RecursionError:
+            raise Damaged(
+                self.state_path, None, "is nested too deeply to be a state", fix
+            ) from None
         if not isinstance(st, dict) or "nodes" not in st:
             raise Damaged(self.state_path, None, "is not an omg state file (no nodes)", fix)
         if st.get("schema") != STATE_SCHEMA:

@@ -36,7 +36,7 @@ _NODE_KINDS = frozenset(
     }
 )  # fmt: skip
 #: What the (pure) fold raises on an event whose fields are not what its kind promises.
-_FOLD_ERRORS = (LookupError, TypeError, ValueError, AttributeError)
+_FOLD_ERRORS = (LookupError, TypeError, ValueError, AttributeError, RecursionError)
 _SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # the C scanner takes one
 _EVENT_SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "event.schema.json"
 
@@ -121,7 +121,7 @@ def verify(
                 _too_long(path, n)
             try:
                 ev, end = scan(text, pos)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 ev, end = None, -1
             if end != nl or type(ev) is not dict:
                 ev = _lenient(text[pos:nl], path, n)
@@ -210,7 +210,7 @@ def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
     else a Damaged saying why it is not an event."""
     try:
         ev = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
         raise Damaged(
             path, n, "is not a JSON event: garbled, truncated, or written by hand",
             events_fix(path.parent),

@@ -116,6 +116,13 @@ def damage(root: Path, rd: Path, op: dict[str, Any]) -> None:
         ev["detail"] = "x" * arg["bytes"]
         lines[arg["line"] - 1] = _encode(ev)
         events(lines)
+    elif name == "nest" and "line" in arg:
+        lines[arg["line"] - 1] = b"[" * arg["depth"] + b"]" * arg["depth"] + b"\n"
+        events(lines)
+    elif name == "nest":
+        (rd / arg["file"]).write_bytes(
+            b'{"nodes": ' + b"[" * arg["depth"] + b"]" * arg["depth"] + b"}"
+        )
     elif name == "state_set":
         from omg.state.store import canonical_json
 
