@@ -31,7 +31,7 @@ def check_run_id(value: str) -> str:
     if not is_run_id(value):
         shown = value if len(value) <= 60 else value[:57] + "..."
         raise UsageError(
-            f"run id {shown!r} is not a run id: use at most {MAX_RUN_ID} letters, digits, "
+            f"{shown!r} is not a run id: use at most {MAX_RUN_ID} letters, digits, "
             "'.', '_' or '-', starting with a letter or digit (no '..', not ending in '.' or "
             "'.lock'); a run lives in .omg/runs/<run-id>, never outside it"
         )

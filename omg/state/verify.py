@@ -237,7 +237,7 @@ def _envelope(ev: dict[str, Any], path: Path, n: int) -> None:
     if seq < n:
         why = f"event {seq} is repeated, or the lines are out of order"
     elif seq > n:
-        missing = f"event {n}" if seq == n + 1 else f"events {n}-{seq - 1}"
+        missing = f"event {n} is" if seq == n + 1 else f"events {n}-{seq - 1} are"
         why = f"{missing} missing, or the lines are out of order"
     else:
         why = ""
