@@ -1,6 +1,6 @@
-"""Damaged run records (tests/legs/damage.yaml): each refused before anything ran — exit 3, the
-file, the line and the fix, no traceback, not one byte changed — and `omg status` still lists
-the other runs."""
+"""Damaged run records (tests/legs/damage.yaml): each refused before anything ran — by resume,
+status, status --node, plan and replay: exit 3, the file, the line and the fix, no traceback,
+not one byte changed — and `omg status` still lists the other runs."""
 
 from __future__ import annotations
 
@@ -190,7 +190,8 @@ def test_damage_is_refused_before_anything_runs_and_nothing_changes(
     before = tree(root)
 
     resume = ("resume", "r", "--approve", "gate2", "--no-commit")
-    for args in (resume, ("status", "r"), ("replay", "r")):
+    node, plan = ("status", "r", "--node", "b"), ("plan", "r", "--matrix")
+    for args in (resume, ("status", "r"), node, plan, ("replay", "r")):
         res = omg_here(root, *args)
         assert "Traceback" not in res.err and "unexpected error" not in res.err, res.err
         if args[0] == "replay" and case.get("replay") == "differs":
