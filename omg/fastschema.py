@@ -1,10 +1,10 @@
 """The compiled schema check: a JSON Schema turned once into nested predicates that say only
 "valid or not", so a valid file never pays for importing jsonschema (~150 ms).
 
-It covers the keywords omg's own schemas use (the graph's and state.json's); compiling a schema
-that uses any other keyword raises, so a schema change can never be checked more loosely than
-jsonschema would check it. When the answer is "not valid", the caller asks jsonschema for the
-reasons. tests/test_fastschema.py proves the two agree.
+It covers the keywords omg's own schemas use (the graph's, state.json's and the events');
+compiling a schema that uses any other keyword raises, so a schema change can never be checked
+more loosely than jsonschema would check it. When the answer is "not valid", the caller asks
+jsonschema for the reasons. tests/test_fastschema.py proves the two agree.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 Check = Callable[[Any], bool]
 _IGNORED = {"title", "description", "$id", "$schema", "$comment", "default", "examples", "$defs"}
+_IGNORED |= {"then", "else"}  # read with their "if"
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -132,6 +133,14 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, A
         return lambda v: (
             not isinstance(v, dict) or all(extra(x) for k, x in v.items() if k not in known)
         )
+    if key == "allOf":
+        every = [compile_schema(s, defs) for s in arg]
+        return lambda v: all(s(v) for s in every)
+    if key == "if":
+        cond = compile_schema(arg, defs)
+        then = compile_schema(schema.get("then", True), defs)
+        other = compile_schema(schema.get("else", True), defs)
+        return lambda v: then(v) if cond(v) else other(v)
     if key in ("anyOf", "oneOf"):
         subs = [compile_schema(s, defs) for s in arg]
         if key == "anyOf":

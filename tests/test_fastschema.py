@@ -148,3 +148,34 @@ def test_a_stub_model_script_gets_the_same_verdict(case: int) -> None:
     data = STUB_SCRIPTS[case]
     want = not list(jsonschema.Draft202012Validator(schema).iter_errors(data))
     assert compile_schema(schema)(data) is want
+
+
+EVENT_SCHEMA = json.loads((ROOT / "schemas" / "event.schema.json").read_text())
+
+
+def _event() -> dict[str, Any]:
+    return {
+        "schema": 1, "seq": 3, "ts": "t", "run_id": "r", "leg": 1, "event": "node_passed",
+        "node_id": "a", "verdict": "PASS", "provenance": "exit-only", "cost_usd": 0.5,
+        "round": 1, "usage": {"input_tokens": 3}, "detail": "ok",
+    }  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_mutated_event_gets_the_same_verdict(data: st.DataObject) -> None:
+    """The event schema's if/then rules (a kind's required fields) are compiled, not skipped."""
+    doc = _event()
+    kinds = ["node_passed", "node_failed", "node_retried", "run_finished", "gate_approved"]
+    doc["event"] = data.draw(st.sampled_from([*kinds, "run_started"]))
+    for _ in range(data.draw(st.integers(0, 2))):
+        path = data.draw(st.sampled_from([p for p in _paths(doc) if p]))
+        parent: Any = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if data.draw(st.booleans()):
+            parent[path[-1]] = data.draw(JSONISH | st.sampled_from(["FAIL", "retry", "passed"]))
+        else:
+            del parent[path[-1]]
+    agree(EVENT_SCHEMA, doc)
+    agree(EVENT_SCHEMA, _event())

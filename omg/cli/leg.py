@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from omg.state import State
 from omg.state.events import EventFields, EventKind
 from omg.state.records import CiRun
 from omg.state.records import PullRequest as PullRequestRecord
+from omg.state.runid import MAX_RUN_ID, check_run_id, slug
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
@@ -63,9 +63,11 @@ RACE_TRIES = 3
 
 
 def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
-    """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "-", graph_name or "graph")
-    return f"pr-{number}-{name}-{head_sha[:7]}"
+    """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads
+    (a long graph name is cut to keep the id within a run id's length)."""
+    head = head_sha[:7]
+    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"pr-{number}--{head}"))
+    return f"pr-{number}-{name}-{head}"
 
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
@@ -318,11 +320,14 @@ class Job(Reporting):
         return "HEAD"
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
-        """The run from the remote into the runs directory; ``replace`` after a lost race."""
+        """The run from the remote into the runs directory, its whole record verified, so a
+        damaged one is refused before this job decides anything on it; ``replace`` after a
+        lost race. Every run id a job acts on comes through here, and is checked first."""
         from omg.leg.commits import fetch_run
+        from omg.state.store import load_run
 
-        rundir = self.args.runs_dir / run_id
-        return fetch_run(
+        rundir = self.args.runs_dir / check_run_id(run_id)
+        found = fetch_run(
             Path.cwd(),
             rundir,
             run_id,
@@ -332,6 +337,9 @@ class Job(Reporting):
             missing_ok=True,
             replace=replace,
         )
+        if found:
+            load_run(RunDir(rundir))
+        return found
 
     def stamp(self) -> EventFields:
         ci: CiRun = {"event": self.gh.event_name, "attempt": self.gh.run_attempt}

@@ -13,6 +13,7 @@ from omg.graph.build import graph_from_data
 from omg.graph.durations import format_duration
 from omg.runners.claude_transcript import Step, steps
 from omg.state import Event, NodeRecord
+from omg.state.runid import check_run_id
 from omg.state.store import RunDir, load_run
 
 #: Steps shown per session: the last ones (the whole transcript is in the file named).
@@ -21,7 +22,7 @@ MARKS = {"tool": "→", "text": "says", "error": "refused/failed:"}
 
 
 def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
-    rundir = RunDir(runs_dir / run_id)
+    rundir = RunDir(runs_dir / check_run_id(run_id))
     if not rundir.exists():
         raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
     state, _ = load_run(rundir)

@@ -14,6 +14,7 @@ from omg.github import outputs
 from omg.github.env import git_tokens, output_file
 from omg.graph.load import graph_from_snapshot
 from omg.matrix import plan
+from omg.state.runid import check_run_id
 from omg.state.store import RunDir, load_run
 
 
@@ -32,6 +33,7 @@ def matrix(
     """The matrix JSON (also written to GITHUB_OUTPUT as ``matrix``, ``count`` and ``base``,
     the run-branch commit it was planned at), and notes saying what was held back, which gates
     wait, or that the wave is empty."""
+    check_run_id(run_id)
     notes: list[str] = []
     base = _fetched(runs_dir, run_id, source, notes) if source and source.fetch else ""
     rundir = RunDir(runs_dir / run_id)

@@ -19,6 +19,7 @@ from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, leg_mask, resume_run, start_run
 from omg.state import NO_RECORD, State
+from omg.state.runid import check_run_id
 from omg.state.store import RunDir
 
 
@@ -129,9 +130,11 @@ def run(
     from omg.graph.load import load_graph, resolve_inputs
     from omg.leg.start import new_run_id
 
+    if run_id is not None:
+        check_run_id(run_id)  # before a path, a branch or a rehearsal directory is named
     graph = load_graph(path)
     resolve_inputs(graph, inputs)  # refuse bad inputs before anything is created
-    rid = run_id or new_run_id(graph, runs_dir)
+    rid = run_id if run_id is not None else new_run_id(graph, runs_dir)
     with _rehearsing(rehearse, runs_dir, rid) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
         _attach_git(env, rid, commit=commit, push=push, base=base)
@@ -162,6 +165,7 @@ def resume(
 ) -> int:
     from omg.github import actor
 
+    check_run_id(run_id)
     if fetch:
         from omg.github import git_tokens
         from omg.leg.commits import fetch_run
@@ -208,6 +212,7 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
 def clean(run_id: str, *, remote: str | None) -> int:
     from omg.leg.commits import clean_run
 
+    check_run_id(run_id)
     for note in clean_run(Path.cwd(), run_id, remote=remote):
         print(note)
     return exits.PASSED

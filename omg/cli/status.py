@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from omg.cli import ledger
 from omg.cli.next import next_step
 from omg.errors import Hint, OmgError, StateError
 from omg.graph.build import graph_from_data
-from omg.state import State, diff, fold
-from omg.state.store import RunDir, canonical_json
+from omg.state import State, diff
+from omg.state.runid import check_run_id, is_run_id
+from omg.state.store import RunDir, canonical_json, fold_run, load_run, open_record
+from omg.state.verify import Damaged
 
 
 def derive(state: State, rundir: RunDir) -> str:
@@ -49,15 +52,13 @@ def next_line(state: State, derived: str) -> str:
 
 
 def _load(rundir: RunDir) -> State:
-    """The snapshot caught up with the events a killed leg appended after its last write."""
-    from omg.state.store import load_run
-
+    """The run as its whole record says (verified), caught up with a killed leg's events."""
     return load_run(rundir)[0]
 
 
 def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
     if run_id is not None:
-        rundir = RunDir(runs_dir / run_id)
+        rundir = RunDir(runs_dir / check_run_id(run_id))
         if not rundir.exists():
             raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
         state = _load(rundir)
@@ -70,24 +71,7 @@ def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
         )
     rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
     for path in sorted(p for p in runs_dir.glob("*") if p.is_dir()) if runs_dir.is_dir() else []:
-        rundir = RunDir(path)
-        if not rundir.exists():  # a first leg killed before its first event: nothing to show
-            rows.append((path.name, "?", "never started", "0", "-"))
-            continue
-        try:
-            state = _load(rundir)
-        except OmgError as exc:
-            rows.append((path.name, "?", f"damaged: {str(exc)[:60]}", "?", "?"))
-            continue
-        rows.append(
-            (
-                path.name,
-                str(state["graph"].get("name", "")),
-                derive(state, rundir),
-                str(len(state["legs"])),
-                f"${state['cost_usd']:.4f}",
-            )
-        )
+        rows.append(_row(path))
     if len(rows) == 1:
         return f"no runs in {runs_dir}"
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
@@ -96,17 +80,44 @@ def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
     )
 
 
+def _row(path: Path) -> tuple[str, str, str, str, str]:
+    """One run's line of the listing; a damaged run says so and never hides the others."""
+    name = path.name
+    if not is_run_id(name):
+        return (ascii(name), "?", "not a run (its name is not a run id)", "?", "?")
+    rundir = RunDir(path)
+    if not rundir.exists():  # a first leg killed before its first event: nothing to show
+        return (name, "?", "never started", "0", "-")
+    try:
+        state = _load(rundir)
+        derived = derive(state, rundir)
+    except Damaged as exc:
+        return (name, "?", f"damaged: {exc.where} (`omg status {name}` says how)", "?", "?")
+    except (OmgError, OSError) as exc:
+        return (name, "?", f"damaged: {str(exc)[:60]}", "?", "?")
+    graph = str(state["graph"].get("name", ""))
+    return (name, graph, derived, str(len(state["legs"])), f"${state['cost_usd']:.4f}")
+
+
 def replay(runs_dir: Path, run_id: str, *, write: bool = False) -> tuple[str, int]:
-    """Fold events.jsonl from nothing and compare with state.json (exit 0 equal, 1 differ)."""
-    rundir = RunDir(runs_dir / run_id)
-    rebuilt = fold(rundir.read_events())
+    """Fold events.jsonl from nothing and compare with state.json (exit 0 equal, 1 differ).
+
+    Every event line is checked as it is folded: damaged events are refused, never folded into
+    a state.json that would hide the damage."""
+    rundir = RunDir(runs_dir / check_run_id(run_id))
+    if not rundir.exists():
+        raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
     if write:
         rundir.lock()
         try:
+            rebuilt = fold_run(rundir)
+            if os.path.lexists(rundir.state_path):  # a directory in its place is refused
+                open_record(rundir.state_path, "move it aside, then run this again").close()
             rundir.write_state(rebuilt)
         finally:
             rundir.close()
         return f"rewrote {rundir.state_path} from {rundir.events_path}", 0
+    rebuilt = fold_run(rundir)
     state = rundir.read_state()
     if canonical_json(state) == canonical_json(rebuilt):
         return f"run {run_id!r}: state.json equals the fold of events.jsonl (seq {state['seq']})", 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,12 +27,11 @@ from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
 from omg.state.events import EventFields
 from omg.state.recorder import Listener, Recorder
+from omg.state.runid import MAX_RUN_ID, check_run_id, slug
 from omg.state.store import RunDir, catch_up, load_run
 
 if TYPE_CHECKING:
     from omg.leg.commits import RunCommits
-
-RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _ignore(message: str) -> None:
@@ -109,7 +107,7 @@ class LegEnd:
 
 def new_run_id(graph: Graph, runs_dir: Path) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{re.sub(r'[^A-Za-z0-9._-]', '-', graph.name or 'run')}"
+    base = f"{stamp}-{slug(graph.name or 'run', MAX_RUN_ID - len(stamp) - 5)}"
     rid, n = base, 1
     while (runs_dir / rid).exists():
         n += 1
@@ -128,9 +126,7 @@ def start_run(
 ) -> LegEnd:
     """The first leg of a new run; ``stamp`` adds fields to its run_started (who carried it)."""
     inputs = resolve_inputs(graph, given)
-    if run_id is not None and not RUN_ID.match(run_id):
-        raise UsageError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
-    rid = run_id or new_run_id(graph, env.runs_dir)
+    rid = check_run_id(run_id) if run_id is not None else new_run_id(graph, env.runs_dir)
     rundir = RunDir(env.runs_dir / rid, leg_mask(env, graph, inputs))
     if env.runs_dir.parent.name == NAME:
         ensure_ignored(env.runs_dir.parent)
@@ -171,8 +167,9 @@ def resume_run(
     """The next leg of an existing run; ``result`` None when there was nothing to do.
 
     ``replay``: events other processes recorded (a fan-out wave, merged), appended right
-    after this leg's run_started, before anything runs."""
-    rundir = RunDir(env.runs_dir / run_id)
+    after this leg's run_started, before anything runs. The whole record is verified first
+    (``store.load_run``): a damaged one is refused before anything runs or is written."""
+    rundir = RunDir(env.runs_dir / check_run_id(run_id))
     if not rundir.exists():
         raise StateError(
             f"no run {run_id!r} in {env.runs_dir}; `omg status` lists the runs there, and a run "

@@ -42,8 +42,8 @@ class Recorder:
 
     Thread-safe: runners report from worker threads. state.json is rewritten once per settled
     node (and at a leg's start, pause and end), not per event: a retry's attempt or a node's
-    start only appends, and whoever reads a run catches the snapshot up from the event log's
-    tail (``store.load_run``), so a killed leg loses only the nodes it had in flight. The leg's
+    start only appends, and whoever reads a run catches the snapshot up with the fold of the
+    event log (``store.load_run``), so a killed leg loses only the nodes it had in flight. The leg's
     last event checkpoints the run directory (fsync), before the final commit.
     """
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, BinaryIO, Literal, cast
 
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
-from omg.mask import NOTHING, Masker
-from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA, apply, fold
+from omg.mask import NOTHING as UNMASKED
+from omg.mask import Masker
+from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
 from omg.state.records import State
+from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
 
 STATE = "state.json"
 EVENTS = "events.jsonl"
@@ -139,7 +142,7 @@ class RunDir:
     (state.json is the fold of masked events). Reading needs none.
     """
 
-    def __init__(self, path: Path, mask: Masker = NOTHING) -> None:
+    def __init__(self, path: Path, mask: Masker = UNMASKED) -> None:
         self.path = path
         self.mask = mask
         self._events_fd: int | None = None
@@ -236,99 +239,50 @@ class RunDir:
 
     def read_events(self) -> Iterator[dict[str, Any]]:
         """Every event, in file order; a torn, oversized or foreign line is a StateError."""
-        try:
-            fh = self.events_path.open("rb")
-        except FileNotFoundError:
-            raise StateError(self._missing(EVENTS)) from None
-        with fh:
-            for n, raw in enumerate(fh, 1):
+        with self._open(EVENTS, events_fix(self.path)) as fh:
+            for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), b""), 1):
                 yield self._parse_line(raw, n)
 
-    def events_after(self, seq: int) -> list[dict[str, Any]]:
-        """Events with ``seq`` greater than ``seq``, reading backwards from the end of the file."""
+    def verified(self, snapshot: Snapshot | None = None) -> tuple[State, int]:
+        """The fold of every event and the last seq, each line checked in one streaming pass
+        and ``snapshot`` compared with the fold at its seq (``state.verify``)."""
+        with self._open(EVENTS, events_fix(self.path)) as fh:
+            return verify(fh, self.events_path, snapshot, max_line=MAX_LINE)
+
+    def _open(self, name: str, fix: str) -> BinaryIO:
         try:
-            size = self.events_path.stat().st_size
+            return open_record(self.path / name, fix)
         except FileNotFoundError:
-            raise StateError(self._missing(EVENTS)) from None
-        if size and not self._ends_with_newline(size):
-            raise StateError(self._torn())
-        out: list[dict[str, Any]] = []
-        with self.events_path.open("rb") as fh:
-            pos, buf = size, b""
-            while pos > 0:
-                step = min(65536, pos)
-                pos -= step
-                fh.seek(pos)
-                buf = fh.read(step) + buf
-                lines = buf.split(b"\n")
-                buf = lines[0] if pos > 0 else b""
-                body = lines[1:] if pos > 0 else lines
-                for raw in reversed(body):
-                    if not raw:
-                        continue
-                    ev = self._parse_line(raw + b"\n", None)
-                    if ev["seq"] <= seq:
-                        if not out and ev["seq"] < seq:  # the file's last event predates state
-                            raise StateError(self._behind(ev["seq"], seq))
-                        return list(reversed(out))
-                    out.append(ev)
-                if len(buf) > MAX_LINE:
-                    raise StateError(f"{self.events_path} has a line longer than 1 MiB; damaged")
-        if seq > 0:  # the whole file is after the snapshot's event, or empty: lines were lost
-            raise StateError(self._behind(out[-1]["seq"] - 1 if out else 0, seq))
-        return list(reversed(out))
+            raise StateError(f"{self._missing(name)} {NOTHING}; {fix}") from None
 
-    def _behind(self, have: int, seq: int) -> str:
-        return (
-            f"{self.events_path} does not hold event {seq}, which {STATE} was folded up to "
-            f"(the stream stops at or skips from seq {have}): events were lost, e.g. the file was "
-            "truncated or replaced. omg did not touch either file; restore events.jsonl from "
-            "the run branch"
-        )
-
-    def _ends_with_newline(self, size: int) -> bool:
-        with self.events_path.open("rb") as fh:
-            fh.seek(size - 1)
-            return fh.read(1) == b"\n"
-
-    def _parse_line(self, raw: bytes, n: int | None) -> dict[str, Any]:
+    def _parse_line(self, raw: bytes, n: int) -> dict[str, Any]:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
                 ev = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 ev = None
             sound = isinstance(ev, dict) and ev.get("schema") == EVENT_SCHEMA
             if sound and "seq" in ev and "event" in ev:
                 return ev  # type: ignore[no-any-return]  # the hot path: one parse, 3 lookups
         return self._refuse_line(raw, n)
 
-    def _refuse_line(self, raw: bytes, n: int | None) -> dict[str, Any]:
-        """The StateError that says exactly how a line is damaged."""
-        where = f"{self.events_path}" + (f" line {n}" if n else "")
-        if not raw.endswith(b"\n"):
-            raise StateError(self._torn())
+    def _refuse_line(self, raw: bytes, n: int) -> dict[str, Any]:
+        """The Damaged that says exactly how a line is damaged."""
+        path, fix = self.events_path, events_fix(self.path)
         if len(raw) > MAX_LINE:
-            raise StateError(f"{where} is longer than 1 MiB; the event stream is damaged")
+            raise Damaged(path, n, "is longer than 1 MiB; the event stream is damaged", fix)
+        if not raw.endswith(b"\n"):
+            raise torn(path, n)
         try:
             ev = json.loads(raw)
-        except ValueError:
-            raise StateError(
-                f"{where} is not a JSON event; the event stream is damaged. omg did not touch it: "
-                "inspect the file (a line written by hand?) and restore it from the run branch"
-            ) from None
+        except (ValueError, RecursionError):
+            raise Damaged(path, n, "is not a JSON event: the stream is damaged", fix) from None
         if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
-            raise StateError(f"{where} is not an omg event (no seq/event fields)")
-        raise StateError(
-            f"{where} has event schema {ev.get('schema')!r}, but this omg understands "
-            f"schema {EVENT_SCHEMA}; it was written by a different omg version — upgrade omg"
-        )
-
-    def _torn(self) -> str:
-        return (
-            f"{self.events_path} ends with a torn (unterminated) line: the event stream was cut "
-            "mid-write. omg will not append to or rewrite it; restore the file from the run branch "
-            "(`omg resume --fetch`), or remove the partial last line by hand after inspecting it"
-        )
+            raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
+        raise Damaged(
+            path, n, f"has event schema {ev.get('schema')!r}, but this omg understands schema "
+            f"{EVENT_SCHEMA}: it was written by a different omg version", "upgrade omg",
+        )  # fmt: skip
 
     def _missing(self, name: str) -> str:
         return f"run {self.run_id!r} has no {name} in {self.path}; is this a run directory?"
@@ -336,32 +290,34 @@ class RunDir:
     # -- state ----------------------------------------------------------------
     def read_state(self) -> State:
         """The snapshot, checked for shape and schema version; damage is a clear StateError."""
+        fix = state_fix(self.path)
+        with self._open(STATE, fix) as fh:
+            data = fh.read()
         try:
-            data = self.state_path.read_bytes()
-        except FileNotFoundError:
-            raise StateError(self._missing(STATE)) from None
-        try:
-            st = json.loads(data)  # bytes that are not UTF-8 fail here too, as a ValueError
-        except ValueError as exc:
-            raise StateError(
-                f"{self.state_path} is not valid JSON ({exc}); the snapshot is damaged. "
-                f"omg did not overwrite it: rebuild it with `omg replay {self.run_id} --write` "
-                "or restore it from the run branch"
+            st = json.loads(data)
+        except UnicodeDecodeError as exc:
+            at = data.count(b"\n", 0, exc.start) + 1
+            raise Damaged(self.state_path, at, "is not valid JSON (not UTF-8 text)", fix) from None
+        except json.JSONDecodeError as exc:
+            raise Damaged(
+                self.state_path, exc.lineno, f"is not valid JSON ({exc.msg}): the snapshot is "
+                "damaged", fix,
+            ) from None  # fmt: skip
+        except RecursionError:
+            raise Damaged(
+                self.state_path, None, "is nested too deeply to be a state", fix
             ) from None
         if not isinstance(st, dict) or "nodes" not in st:
-            raise StateError(f"{self.state_path} is not an omg state file (no nodes)")
+            raise Damaged(self.state_path, None, "is not an omg state file (no nodes)", fix)
         if st.get("schema") != STATE_SCHEMA:
-            raise StateError(
-                f"{self.state_path} has state schema {st.get('schema')!r}, "
-                f"but this omg understands schema {STATE_SCHEMA}; "
-                "it was written by a different omg version — upgrade omg"
-            )
+            raise Damaged(
+                self.state_path, None, f"has state schema {st.get('schema')!r}, but this omg "
+                f"understands schema {STATE_SCHEMA}: it was written by a different omg version",
+                f"upgrade omg if another version wrote it; else {fix}",
+            )  # fmt: skip
         problem = _shape_problem(st)
         if problem is not None:
-            raise StateError(
-                f"{self.state_path} is damaged: {problem}. omg did not overwrite it: rebuild it "
-                f"with `omg replay {self.run_id} --write` or restore it from the run branch"
-            )
+            raise Damaged(self.state_path, None, f"is damaged: {problem}", fix)
         return cast(State, st)
 
     def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
@@ -413,18 +369,57 @@ class RunDir:
         return target
 
 
+def open_record(path: Path, fix: str) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file (FileNotFoundError when absent).
+
+    A directory, a symbolic link, a pipe or a device in its place is a Damaged: never followed
+    out of the run directory, never read, never waited on.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        what = "a symbolic link" if path.is_symlink() else f"unreadable ({exc.strerror})"
+        raise Damaged(path, None, f"is {what}, not a file omg reads", fix) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a pipe or device)"
+        raise Damaged(path, None, f"is {what}; move it aside (omg deletes nothing)", fix)
+    return os.fdopen(fd, "rb")
+
+
 def load_run(rundir: RunDir) -> tuple[State, int]:
-    """The snapshot plus the tail of events it had not folded yet (a leg killed mid-write)."""
-    if not rundir.state_path.exists() and rundir.events_path.exists():
-        # The first leg was killed between its first event and its first snapshot.
-        evs = list(rundir.read_events())
-        return fold(evs), max([0, *(ev["seq"] for ev in evs)])
-    state = rundir.read_state()
-    tail = rundir.events_after(state["seq"])
-    for ev in tail:
-        apply(state, ev)
-    last = max([state["seq"], *(ev["seq"] for ev in tail)])
+    """The run as its whole record says, verified before anything uses it: every line of
+    events.jsonl checked and folded in one pass, state.json compared with the fold at its seq.
+
+    Returns that fold — state.json caught up with events a killed leg appended after its last
+    snapshot — and the last seq. Any damage is a Damaged naming the file, the line and the fix.
+    """
+    snapshot = None
+    if os.path.lexists(rundir.state_path):  # absent: the first leg was killed before writing it
+        snapshot = Snapshot(rundir.read_state(), rundir.state_path)
+    state, last = rundir.verified(snapshot)
+    if snapshot is None and last == 0:
+        raise Damaged(
+            rundir.events_path, None, "holds no events and there is no state.json: the run's "
+            "first leg was stopped before it recorded its start", f"remove {rundir.path} and "
+            f"start the run again (`omg run GRAPH --run-id {rundir.run_id}`)",
+        )  # fmt: skip
+    if snapshot is None or state["seq"] != snapshot.state["seq"]:
+        problem = _shape_problem(cast(dict[str, Any], state))
+        if problem is not None:
+            raise Damaged(
+                rundir.events_path, None, f"folds to a state that is damaged: {problem}",
+                events_fix(rundir.path),
+            )  # fmt: skip
     return state, last
+
+
+def fold_run(rundir: RunDir) -> State:
+    """The fold of every event, each line checked (for `omg replay`: state.json is on trial)."""
+    return rundir.verified()[0]
 
 
 def catch_up(rundir: RunDir, state: State) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +105,52 @@ def wait_for(pred: Callable[[], bool], timeout: float = 20.0, step: float = 0.00
         if time.monotonic() > end:
             raise AssertionError("condition not reached in time")
         time.sleep(step)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one in-process `omg` invocation did: its exit code and what it printed."""
+
+    code: int
+    out: str
+    err: str
+
+
+def omg_here(cwd: Path, *argv: str) -> Ran:
+    """The real `omg` entry point, run in this process from ``cwd`` (fast, and ``argv`` may hold
+    what no OS command line can, such as NUL)."""
+    from omg.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved, sys.argv = sys.argv, ["omg", *argv]
+    code = 0
+    try:
+        with (
+            contextlib.chdir(cwd),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root`` and its bytes (what a special file is, never opening it);
+    leg.lock left out, as each leg rewrites its holder's pid."""
+    out: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        mode = path.lstat().st_mode
+        rel = path.relative_to(root).as_posix()
+        if path.name == "leg.lock":
+            continue
+        if stat.S_ISLNK(mode):
+            out[rel] = f"link to {os.readlink(path)}"
+        elif stat.S_ISREG(mode):
+            out[rel] = path.read_bytes()
+        else:
+            out[rel] = "dir" if stat.S_ISDIR(mode) else f"special {stat.S_IFMT(mode):o}"
+    return out

@@ -1,17 +1,19 @@
-"""Damaged run directories: a clear error (exit 3, no traceback) and not one byte rewritten."""
+"""Damaged run records (tests/legs/damage.yaml): each refused before anything ran — by resume,
+status, status --node, plan and replay: exit 3, the file, the line and the fix, no traceback,
+not one byte changed — and `omg status` still lists the other runs."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from .conftest import Cli
-from .helpers import child_env, omg_cmd, run_path, write_graph
+from .helpers import RUNS, omg_here, run_path, tree, write_graph
 
 pytestmark = pytest.mark.damaged
 
@@ -19,131 +21,209 @@ GRAPH = """\
 name: dmg
 nodes:
   - id: a
-    run: 'true'
-  - id: gate
+    run: echo a >> marks.txt
+  - id: gate1
     type: gate
     depends_on: [a]
   - id: b
-    depends_on: [gate]
-    run: 'true'
+    depends_on: [gate1]
+    run: echo b >> marks.txt
+  - id: gate2
+    type: gate
+    depends_on: [b]
+  - id: c
+    depends_on: [gate2]
+    run: echo c >> marks.txt
 """
 
-
-def _set_state(field: str, value: object) -> Callable[[Path], None]:
-    def damage(rd: Path) -> None:
-        st = json.loads((rd / "state.json").read_text())
-        st[field] = value
-        (rd / "state.json").write_text(json.dumps(st))
-
-    return damage
-
-
-def _append(data: bytes) -> Callable[[Path], None]:
-    def damage(rd: Path) -> None:
-        with (rd / "events.jsonl").open("ab") as fh:
-            fh.write(data)
-
-    return damage
-
-
-def _last_line_schema(rd: Path) -> None:
-    lines = (rd / "events.jsonl").read_text().splitlines()
-    last = json.loads(lines[-1])
-    last["schema"] = 7
-    (rd / "events.jsonl").write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
-
-
-def _drop_last_lines(rd: Path) -> None:
-    lines = (rd / "events.jsonl").read_text().splitlines(keepends=True)
-    (rd / "events.jsonl").write_text("".join(lines[:-2]))
-
-
-def _truncate_state(rd: Path) -> None:
-    data = (rd / "state.json").read_bytes()
-    (rd / "state.json").write_bytes(data[: len(data) // 2])
-
-
-DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
-    "torn last event line": (_append(b'{"schema":1,"seq":6,"event":"node_sta'), "torn"),
-    "garbage event line": (_append(b"\x00\x01 not json at all\n"), "not a JSON event"),
-    "foreign JSON line": (_append(b'{"hello": "world"}\n'), "not an omg event"),
-    "unknown event schema": (_last_line_schema, "event schema 7"),
-    "events truncated at a line boundary": (_drop_last_lines, "events were lost"),
-    "empty events": (lambda rd: (rd / "events.jsonl").write_bytes(b""), "events were lost"),
-    "missing events": (lambda rd: (rd / "events.jsonl").unlink(), "no events.jsonl"),
-    "unknown state schema": (_set_state("schema", 99), "state schema 99"),
-    "garbage state": (
-        lambda rd: (rd / "state.json").write_bytes(b"\x89PNG\r\n\x1a\n\xff"),
-        "not valid JSON",
-    ),
-    "truncated state": (_truncate_state, "not valid JSON"),
-    "state of the wrong shape": (_set_state("nodes", ["a"]), "damaged: field 'nodes'"),
-    "state record of the wrong shape": (
-        _set_state("nodes", {"a": {"verdict": "PASS"}}),
-        "field 'round' of node 'a'",
-    ),
-    "state that is not an object": (
-        lambda rd: (rd / "state.json").write_text("[1, 2]\n"),
-        "not an omg state file",
-    ),
-}
-
-
-def files(rd: Path) -> dict[str, bytes]:
-    """Everything but the lock (whose holder's pid each leg rewrites)."""
-    return {p.name: p.read_bytes() for p in rd.iterdir() if p.is_file() and p.name != "leg.lock"}
+CASES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "damage.yaml").read_text())
+FIXES = ("`omg replay r --write`", "`omg resume --fetch REMOTE r`", "`omg run GRAPH")
 
 
 @pytest.fixture(scope="module")
-def paused_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One run paused at its gate (made once through the real CLI; each test damages a copy)."""
-    root = tmp_path_factory.mktemp("paused")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Runs `r` and `other`, both paused at gate2 after two legs, made once through the CLI;
+    `leg1.state.json` is r's snapshot after its first leg."""
+    root = tmp_path_factory.mktemp("baseline")
     write_graph(root, GRAPH)
-    res = subprocess.run(
-        omg_cmd("run", "g.yaml", "--run-id", "r", "--no-commit"),
-        cwd=root,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert res.returncode == 4, res.stderr
-    return run_path(root, "r")
+    for rid in ("r", "other"):
+        assert omg_here(root, "run", "g.yaml", "--run-id", rid, "--no-commit").code == 4
+        if rid == "r":
+            shutil.copy(run_path(root, "r") / "state.json", root / "leg1.state.json")
+        assert omg_here(root, "resume", rid, "--approve", "gate1", "--no-commit").code == 4
+    shutil.copy(run_path(root, "r") / "events.jsonl", root / "outside.jsonl")
+    assert (root / "marks.txt").read_text().split() == ["a", "b", "a", "b"]
+    return root
 
 
-@pytest.mark.parametrize("damage", list(DAMAGE), ids=list(DAMAGE))
-def test_damage_is_a_clear_error_and_nothing_is_rewritten(
-    cli: Cli, tmp_path: Path, damage: str, paused_run: Path
+def _lines(rd: Path) -> list[bytes]:
+    return (rd / "events.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _event(raw: bytes) -> dict[str, Any]:
+    return dict(json.loads(raw))
+
+
+def _encode(ev: dict[str, Any]) -> bytes:
+    return (json.dumps(ev, sort_keys=True, separators=(",", ":")) + "\n").encode()
+
+
+def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, last = dotted.split(".")
+    for key in parents:
+        doc = doc[key]
+    doc[last] = value
+
+
+def damage(root: Path, rd: Path, op: dict[str, Any]) -> None:
+    """Apply one op of damage.yaml to the run directory ``rd``."""
+    ((name, arg),) = op.items()
+    lines = _lines(rd) if (rd / "events.jsonl").is_file() else []
+
+    def events(new: list[bytes]) -> None:
+        (rd / "events.jsonl").write_bytes(b"".join(new))
+
+    if name == "drop":
+        events(lines[: arg - 1] + lines[arg:])
+    elif name == "duplicate":
+        events(lines[:arg] + lines[arg - 1 :])
+    elif name == "swap":
+        a, b = arg
+        lines[a - 1], lines[b - 1] = lines[b - 1], lines[a - 1]
+        events(lines)
+    elif name == "insert":
+        events([*lines[: arg["after"]], arg["text"].encode() + b"\n", *lines[arg["after"] :]])
+    elif name == "replace":
+        raw = arg["bytes"] if "bytes" in arg else arg["text"].encode()
+        lines[arg["line"] - 1] = raw + b"\n"
+        events(lines)
+    elif name == "edit":
+        ev = _event(lines[arg["line"] - 1])
+        ev.update(arg.get("set", {}))
+        for key in arg.get("unset", []):
+            del ev[key]
+        lines[arg["line"] - 1] = _encode(ev)
+        events(lines)
+    elif name == "truncate":
+        lines[arg["line"] - 1] = lines[arg["line"] - 1][: arg["keep"]] + b"\n"
+        events(lines)
+    elif name == "tear":
+        events([*lines[:-1], lines[-1][: arg["keep"]]])
+    elif name == "append":
+        events([*lines, arg.encode()])
+    elif name == "pad":
+        ev = _event(lines[arg["line"] - 1])
+        ev["detail"] = "x" * arg["bytes"]
+        lines[arg["line"] - 1] = _encode(ev)
+        events(lines)
+    elif name == "nest" and "line" in arg:
+        lines[arg["line"] - 1] = b"[" * arg["depth"] + b"]" * arg["depth"] + b"\n"
+        events(lines)
+    elif name == "nest":
+        (rd / arg["file"]).write_bytes(
+            b'{"nodes": ' + b"[" * arg["depth"] + b"]" * arg["depth"] + b"}"
+        )
+    elif name == "state_set":
+        from omg.state.store import canonical_json
+
+        st = json.loads((rd / "state.json").read_text())
+        for dotted, value in arg.items():
+            _set(st, dotted, value)
+        (rd / "state.json").write_text(canonical_json(st))
+    elif name == "state_replace":
+        text = (rd / "state.json").read_text().splitlines(keepends=True)
+        text[arg["line"] - 1] = arg["text"] + "\n"
+        (rd / "state.json").write_text("".join(text))
+    elif name == "state_bytes":
+        (rd / "state.json").write_bytes(arg)
+    elif name == "cut":
+        (rd / arg["file"]).write_bytes((rd / arg["file"]).read_bytes()[: arg["keep"]])
+    elif name == "copy":
+        source = {"other": run_path(root, "other") / arg["file"], "leg1": root / "leg1.state.json"}
+        shutil.copy(source[arg["from"]], rd / arg["file"])
+    elif name == "directory":
+        (rd / arg).unlink()
+        (rd / arg).mkdir()
+        (rd / arg / "inside").write_text("a directory where a file belongs\n")
+    elif name == "empty":
+        (rd / arg).write_bytes(b"")
+    elif name == "remove":
+        (rd / arg).unlink()
+    elif name == "symlink":
+        (rd / arg["file"]).unlink()
+        (rd / arg["file"]).symlink_to(os.path.relpath(root / arg["to"], rd))
+    elif name == "fifo":
+        (rd / arg).unlink()
+        os.mkfifo(rd / arg)
+    else:
+        raise AssertionError(f"damage.yaml: unknown op {name!r}")
+
+
+def _damaged(baseline: Path, tmp_path: Path, case: dict[str, Any]) -> Path:
+    """A copy of the baseline with the case's damage done to its run `r`."""
+    root = tmp_path / "w"
+    shutil.copytree(baseline, root, symlinks=True)
+    for op in case["ops"]:
+        damage(root, run_path(root, "r"), op)
+    return root
+
+
+REFUSED = [c for c in CASES if not c.get("accepted")]
+ACCEPTED = [c for c in CASES if c.get("accepted")]
+
+
+def test_the_corpus_covers_both_files_and_every_kind_of_damage() -> None:
+    files = {c["refused"]["file"] for c in REFUSED}
+    ops = {name for c in CASES for op in c["ops"] for name in op}
+    assert files == {"events.jsonl", "state.json"}
+    assert len(REFUSED) >= 40 and ACCEPTED
+    assert {"drop", "duplicate", "swap", "replace", "tear", "copy", "state_set"} <= ops
+    assert {"directory", "empty", "pad", "fifo", "symlink"} <= ops
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c["name"] for c in REFUSED])
+def test_damage_is_refused_before_anything_runs_and_nothing_changes(
+    case: dict[str, Any], baseline: Path, tmp_path: Path
 ) -> None:
-    write_graph(tmp_path, GRAPH)
-    rd = run_path(tmp_path, "r")
-    shutil.copytree(paused_run, rd)
-    apply, words = DAMAGE[damage]
-    apply(rd)
-    before = files(rd)
+    root = _damaged(baseline, tmp_path, case)
+    want = case["refused"]
+    before = tree(root)
 
-    for args in (("resume", "r", "--approve", "gate"), ("status", "r"), ("replay", "r")):
-        res = cli(*args)
-        if args[0] == "replay" and "lost" in words:
-            # replay folds whatever events there are and reports how the snapshot differs.
-            assert res.returncode == 1 and "differs" in res.stdout, res.stderr
+    resume = ("resume", "r", "--approve", "gate2", "--no-commit")
+    node, plan = ("status", "r", "--node", "b"), ("plan", "r", "--matrix")
+    for args in (resume, ("status", "r"), node, plan, ("replay", "r")):
+        res = omg_here(root, *args)
+        assert "Traceback" not in res.err and "unexpected error" not in res.err, res.err
+        if args[0] == "replay" and case.get("replay") == "differs":
+            # The events are sound: replay folds them and says how state.json differs.
+            assert res.code == 1 and "differs" in res.out, (res.out, res.err)
         else:
-            assert res.returncode == 3, (args, res.stdout, res.stderr)
-            assert words in res.stderr, (args, res.stderr)
-        assert "Traceback" not in res.stderr and "unexpected error" not in res.stderr
-        assert files(rd) == before, f"{args} rewrote the damaged run directory"
+            if args[0] == "replay" and isinstance(case.get("replay"), dict):
+                want = case["replay"]
+            where = f"{RUNS / 'r' / want['file']}" + (
+                f" line {want['line']}" if want["line"] else ""
+            )
+            assert res.code == 3, (args, res.out, res.err)
+            assert f"omg: {where} " in res.err or f"{want['file']} in " in res.err, res.err
+            assert want["says"] in res.err, res.err
+            assert any(fix in res.err for fix in FIXES), f"no fix named: {res.err}"
+        assert tree(root) == before, f"{args} changed the run's files (or ran a node)"
 
-    listing = cli("status")
-    assert listing.returncode == 0
-    assert "damaged" in next(ln for ln in listing.stdout.splitlines() if ln.startswith("r "))
-    assert files(rd) == before
+    assert "c" not in (root / "marks.txt").read_text().split(), "a node ran on a damaged record"
+    listing = omg_here(root, "status")
+    assert listing.code == 0, listing.err
+    rows = {ln.split()[0]: ln for ln in listing.out.splitlines()[1:]}
+    assert "damaged" in rows["r"] and case["refused"]["file"] in rows["r"], listing.out
+    assert "paused at gate gate2" in rows["other"], listing.out
+    assert tree(root) == before
 
 
-def test_a_damaged_run_does_not_hide_the_others(cli: Cli, tmp_path: Path) -> None:
-    write_graph(tmp_path, GRAPH)
-    assert cli("run", "g.yaml", "--run-id", "bad").returncode == 4
-    assert cli("run", "g.yaml", "--run-id", "good").returncode == 4
-    (run_path(tmp_path, "bad") / "state.json").write_text("{")
-    out = cli("status").stdout
-    assert "paused at gate gate" in next(ln for ln in out.splitlines() if ln.startswith("good"))
-    assert cli("resume", "good", "--approve", "gate").returncode == 0
+@pytest.mark.parametrize("case", ACCEPTED, ids=[c["name"] for c in ACCEPTED])
+def test_what_a_killed_leg_leaves_is_still_caught_up(
+    case: dict[str, Any], baseline: Path, tmp_path: Path
+) -> None:
+    root = _damaged(baseline, tmp_path, case)
+    res = omg_here(root, "resume", "r", "--approve", "gate2", "--no-commit")
+    assert res.code == 0, res.err
+    assert (root / "marks.txt").read_text().split()[-1] == "c"
+    assert omg_here(root, "replay", "r").code == 0

@@ -1,0 +1,363 @@
+"""The record check: every line of events.jsonl verified and folded in one streaming pass, and
+state.json compared with that fold at its seq, so a damaged record is refused before it is used.
+
+Each line must be one JSON object under 1 MiB, of this omg's event schema, numbered ``seq`` =
+its line number (a gap, a duplicate or a swap shows at once), of this run (``run_id`` is the
+directory's name), in its leg (``run_started`` opens leg k+1, every other event is of leg k),
+of a known kind (node events name their node), and taken in by the fold without complaint.
+Lines the snapshot vouches for are also checked by the equality of state.json with their fold;
+lines past it (a killed leg's tail, or every line when there is no snapshot) are checked against
+the event schema too. A torn last line (a power loss mid-write) is refused as before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from json.scanner import make_scanner
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from omg.errors import StateError
+from omg.fastschema import Check, compile_schema
+from omg.state.events import EVENT_KINDS
+from omg.state.fold import EVENT_SCHEMA, apply, empty_state
+from omg.state.records import State
+
+#: Bytes read at a time: the pass streams, whatever the size of the history.
+CHUNK = 1 << 20
+NOTHING = "omg ran nothing and changed nothing"
+_KINDS = frozenset(EVENT_KINDS)
+_NODE_KINDS = frozenset(
+    {
+        "node_started", "node_retried", "node_passed", "node_failed",
+        "gate_paused", "gate_approved", "gate_rejected",
+    }
+)  # fmt: skip
+#: What the (pure) fold raises on an event whose fields are not what its kind promises.
+_FOLD_ERRORS = (LookupError, TypeError, ValueError, AttributeError, RecursionError)
+_SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # the C scanner takes one
+_EVENT_SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "event.schema.json"
+
+
+class Damaged(StateError):
+    """A run's record is damaged: the file, its line (None: the file as a whole), what is
+    wrong and the fix. Raised before anything ran or was written."""
+
+    def __init__(self, path: Path, line: int | None, problem: str, fix: str) -> None:
+        where = f"{path} line {line}" if line is not None else str(path)
+        super().__init__(f"{where} {problem}. {NOTHING}; {fix}")
+        self.path, self.line, self.problem, self.fix = path, line, problem, fix
+
+    @property
+    def where(self) -> str:
+        """The file's name and line, for a one-line listing."""
+        return self.path.name + (f" line {self.line}" if self.line is not None else "")
+
+
+def events_fix(run_dir: Path) -> str:
+    return (
+        f"restore the run from its run branch (move {run_dir} aside, then "
+        f"`omg resume --fetch REMOTE {run_dir.name}`), or start a fresh run (`omg run GRAPH`)"
+    )
+
+
+def state_fix(run_dir: Path) -> str:
+    return (
+        f"rebuild it from the events with `omg replay {run_dir.name} --write`, restore it from "
+        "the run branch, or start a fresh run (`omg run GRAPH`)"
+    )
+
+
+def torn(path: Path, line: int) -> Damaged:
+    """A torn last line: a power loss mid-write (a killed process never leaves one)."""
+    return Damaged(
+        path, line, "is torn (unterminated): the event stream was cut mid-write",
+        "omg will not append to it: remove the partial last line by hand after inspecting it, "
+        f"or {events_fix(path.parent)}",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """state.json as read (its shape and schema version already checked), and its path."""
+
+    state: State
+    path: Path
+
+
+def verify(
+    events: BinaryIO,
+    path: Path,
+    snapshot: Snapshot | None = None,
+    *,
+    max_line: int,
+) -> tuple[State, int]:
+    """The fold of every event in ``events`` (the file at ``path``) and the last seq, each line
+    checked as it is folded and ``snapshot`` compared with the fold at its seq; a Damaged
+    naming the file and line otherwise. The run is the one ``path``'s directory names."""
+    run_id = path.parent.name
+    st = empty_state()
+    snap_seq = -1 if snapshot is None else snapshot.state["seq"]
+    if snapshot is not None:
+        _same_run(snapshot, run_id)
+        if snap_seq == 0:
+            _compare(st, snapshot, path, 0)
+    tail = max(snap_seq, 0)  # lines after this one are checked against the event schema
+    scan, kinds, nodes, schema = _SCAN, _KINDS, _NODE_KINDS, EVENT_SCHEMA
+    n = legs = 0
+    carry = b""
+    while chunk := events.read(CHUNK):
+        buf = carry + chunk if carry else chunk
+        cut = buf.rfind(b"\n") + 1
+        carry = buf[cut:]
+        text, garbled = _decode(buf, cut, path, n)
+        pos, size = 0, len(text)
+        while pos < size:
+            nl = text.index("\n", pos)
+            n += 1
+            if (nl - pos) * 4 >= max_line and len(text[pos : nl + 1].encode()) > max_line:
+                _too_long(path, n)
+            try:
+                ev, end = scan(text, pos)
+            except (StopIteration, ValueError, RecursionError):
+                ev, end = None, -1
+            if end != nl or type(ev) is not dict:
+                ev = _lenient(text[pos:nl], path, n)
+            pos = nl + 1
+            get = ev.get
+            if get("seq") != n or get("run_id") != run_id or get("schema") != schema:
+                _envelope(ev, path, n)
+            kind = get("event")
+            if kind == "node_started":  # half of a history, and the fold takes nothing from it
+                if get("leg") != legs or not legs or type(get("node_id")) is not str:
+                    _node(ev, path, n, legs)
+                if n > tail and not _event_check()(ev):
+                    _off_schema(ev, path, n)
+            else:
+                if type(get("ts")) is not str or type(get("seq")) is not int:
+                    _envelope(ev, path, n)
+                leg = get("leg")
+                if kind == "run_started":
+                    legs += 1
+                    if leg != legs or type(leg) is not int:
+                        _leg(ev, path, n, legs - 1)
+                elif leg != legs or not legs:
+                    _leg(ev, path, n, legs)
+                if kind in nodes:
+                    if type(get("node_id")) is not str:
+                        _node(ev, path, n, legs)
+                elif kind not in kinds:
+                    raise Damaged(
+                        path, n, f"has event kind {kind!r}, which omg does not know",
+                        events_fix(path.parent),
+                    )  # fmt: skip
+                if n > tail and not _event_check()(ev):
+                    _off_schema(ev, path, n)
+                try:
+                    apply(st, ev)
+                except _FOLD_ERRORS as exc:
+                    if not _event_check()(ev):
+                        _off_schema(ev, path, n)  # names the field
+                    raise Damaged(
+                        path, n, f"is a {kind} the fold cannot take in ({type(exc).__name__}: "
+                        f"{exc})", events_fix(path.parent),
+                    ) from None  # fmt: skip
+            if n == snap_seq and snapshot is not None:
+                _compare(st, snapshot, path, n)
+        if garbled is not None:
+            raise garbled
+        if len(carry) > max_line:
+            _too_long(path, n + 1)
+    if carry:
+        raise torn(path, n + 1)
+    if snapshot is not None and snap_seq > n:
+        raise Damaged(
+            path, None, f"does not hold event {snap_seq}, which {snapshot.path.name} was folded "
+            f"up to (the stream stops at seq {n}): events were lost, e.g. the file was truncated "
+            "or replaced", events_fix(path.parent),
+        )  # fmt: skip
+    return st, n
+
+
+@cache
+def _event_check() -> Check:
+    return compile_schema(json.loads(_EVENT_SCHEMA_PATH.read_text("utf-8")))
+
+
+def _decode(buf: bytes, cut: int, path: Path, before: int) -> tuple[str, Damaged | None]:
+    """The complete lines of ``buf`` (its first ``cut`` bytes) as text; when a line is not
+    UTF-8, the lines before it and the Damaged to raise once they are checked."""
+    try:
+        return buf[:cut].decode(), None
+    except UnicodeDecodeError as exc:
+        start = buf.rfind(b"\n", 0, exc.start) + 1
+        line = before + buf.count(b"\n", 0, start) + 1
+        bad = Damaged(path, line, "is not UTF-8 text (garbled bytes)", events_fix(path.parent))
+        return buf[:start].decode(), bad
+
+
+def _too_long(path: Path, line: int) -> None:
+    raise Damaged(
+        path, line, "is longer than 1 MiB (no event is): the event stream is damaged",
+        events_fix(path.parent),
+    )  # fmt: skip
+
+
+def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
+    """A line the fast scan refused: the lenient parse (JSON allows spaces around a value),
+    else a Damaged saying why it is not an event."""
+    try:
+        ev = json.loads(line)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
+        raise Damaged(
+            path, n, "is not a JSON event: garbled, truncated, or written by hand",
+            events_fix(path.parent),
+        ) from None  # fmt: skip
+    if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
+        raise Damaged(path, n, "is not an omg event (no seq/event fields)", events_fix(path.parent))
+    return ev
+
+
+def _envelope(ev: dict[str, Any], path: Path, n: int) -> None:
+    """Why the envelope of line ``n`` is wrong: the first field that says so."""
+    fix = events_fix(path.parent)
+    if "seq" not in ev or "event" not in ev:
+        raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
+    if ev.get("schema") != EVENT_SCHEMA:
+        raise Damaged(
+            path, n, f"has event schema {ev.get('schema')!r}, but this omg understands schema "
+            f"{EVENT_SCHEMA}: it was written by a different omg version (or edited)",
+            f"upgrade omg if another version wrote it; else {fix}",
+        )  # fmt: skip
+    seq = ev["seq"]
+    if type(seq) is not int:
+        raise Damaged(path, n, f"has seq {seq!r}, not a whole number", fix)
+    if seq < n:
+        why = f"event {seq} is repeated, or the lines are out of order"
+    elif seq > n:
+        missing = f"event {n} is" if seq == n + 1 else f"events {n}-{seq - 1} are"
+        why = f"{missing} missing, or the lines are out of order"
+    else:
+        why = ""
+    if why:
+        raise Damaged(path, n, f"has seq {seq} where seq {n} belongs: {why}", fix)
+    if ev.get("run_id") != path.parent.name:
+        raise Damaged(
+            path, n, f"belongs to run {ev.get('run_id')!r}, not {path.parent.name!r} (its "
+            "directory): a line, or the whole file, from another run", fix,
+        )  # fmt: skip
+    raise Damaged(path, n, f"has no time (ts is {ev.get('ts')!r})", fix)
+
+
+def _leg(ev: dict[str, Any], path: Path, n: int, before: int) -> None:
+    kind, leg = ev.get("event"), ev.get("leg")
+    if kind == "run_started":
+        problem = f"starts leg {leg!r} after leg {before}: legs are numbered 1, 2, 3… in order"
+    elif before == 0:
+        problem = f"is a {kind}, but a run's record opens with run_started"
+    else:
+        problem = f"is a {kind} of leg {leg!r}, but it follows the run_started of leg {before}"
+    raise Damaged(path, n, problem, events_fix(path.parent))
+
+
+def _node(ev: dict[str, Any], path: Path, n: int, legs: int) -> None:
+    if ev.get("leg") != legs or not legs:
+        _leg(ev, path, n, legs)
+    raise Damaged(path, n, f"is a {ev.get('event')} without a node_id", events_fix(path.parent))
+
+
+def _off_schema(ev: dict[str, Any], path: Path, n: int) -> None:
+    import jsonschema  # only to say why: the compiled check answered "not valid"
+
+    schema = json.loads(_EVENT_SCHEMA_PATH.read_text("utf-8"))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(ev)
+    )
+    field = ".".join(str(p) for p in error.absolute_path) if error is not None else ""
+    what = f"field {field!r} is wrong: " if field else ""
+    raise Damaged(
+        path, n, f"does not match the event schema ({what}{error.message if error else '?'})",
+        events_fix(path.parent),
+    )  # fmt: skip
+
+
+def _same_run(snapshot: Snapshot, run_id: str) -> None:
+    theirs = snapshot.state["run_id"]
+    if snapshot.state["seq"] > 0 and theirs != run_id:
+        raise Damaged(
+            snapshot.path, _line_of(snapshot.path, ("run_id",)),
+            f"belongs to run {theirs!r}, not {run_id!r} (its directory): copied from another run",
+            state_fix(snapshot.path.parent),
+        )  # fmt: skip
+
+
+def _compare(st: State, snapshot: Snapshot, path: Path, n: int) -> None:
+    found = _first_difference(snapshot.state, st, ())
+    if found is None:
+        return
+    keys, theirs, ours = found
+    name = ".".join(keys) or "(the whole file)"
+    line = f" ({path.name} line {n})" if n else ""
+    raise Damaged(
+        snapshot.path, _line_of(snapshot.path, keys),
+        f"says {name} is {_short(theirs)}, but the events up to seq {n}{line} fold to "
+        f"{_short(ours)}: it was edited by hand, or is not this run's", state_fix(path.parent),
+    )  # fmt: skip
+
+
+_MISSING = object()
+
+
+Difference = tuple[tuple[str, ...], Any, Any]
+
+
+def _first_difference(a: Any, b: Any, keys: tuple[str, ...]) -> Difference | None:
+    """The first path (in sorted key order) where ``a`` and ``b`` differ, with both values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            x, y = a.get(k, _MISSING), b.get(k, _MISSING)
+            if x != y:
+                return _first_difference(x, y, (*keys, str(k)))
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, (*keys[:-1], f"{keys[-1] if keys else ''}[{i}]"))
+        return None
+    return keys, a, b
+
+
+def _short(value: Any) -> str:
+    if value is _MISSING:
+        return "absent"
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _line_of(path: Path, keys: tuple[str, ...]) -> int | None:
+    """The line of state.json holding ``keys`` (a top-level key, or an entry of a map written
+    one entry a line), or None when it cannot be found."""
+    try:
+        lines = path.read_text("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    if not keys:
+        return 1
+    top = keys[0].split("[", 1)[0]
+    found = None
+    for i, text in enumerate(lines):
+        if text.startswith(f"  {json.dumps(top)}:"):
+            found = i
+            break
+    if found is None:
+        return None
+    if len(keys) > 1 and lines[found].rstrip().endswith("{"):
+        entry = f"    {json.dumps(keys[1].split('[', 1)[0])}:"
+        for j in range(found + 1, len(lines)):
+            if lines[j].startswith("  }"):
+                break
+            if lines[j].startswith(entry):
+                return j + 1
+    return found + 1
