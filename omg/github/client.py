@@ -185,9 +185,15 @@ class GitHub:
             page += 1
 
     def find_comment(self, number: int, marker: str) -> dict[str, Any] | None:
-        """The comment that starts with ``marker`` (omg's comments all do): one that merely
-        quotes it — a node's output in another graph's report, say — is not it."""
-        found = (c for c in self.comments(number) if (c.get("body") or "").startswith(marker))
+        """omg's comment carrying ``marker``: one that starts with it (one that merely quotes
+        it — a node's output in another graph's report, say — is not it) and was posted by an
+        app's bot, as every comment made with the job's token is. A person's comment is never
+        taken for omg's, whatever it says: omg would edit it for them, or stay silent."""
+        found = (
+            c
+            for c in self.comments(number)
+            if (c.get("body") or "").startswith(marker) and _by_bot(c)
+        )
         return next(found, None)
 
     def upsert_comment(self, number: int, marker: str, body: str) -> int:
@@ -265,6 +271,13 @@ class _Limited(Exception):
 class _Unsure(Exception):
     def __init__(self, what: str) -> None:
         self.what = what
+
+
+def _by_bot(comment: Mapping[str, Any]) -> bool:
+    """Whether a comment was posted by an app (``github-actions[bot]`` for ``GITHUB_TOKEN``):
+    no person, stranger or collaborator, can post as one."""
+    user = comment.get("user")
+    return isinstance(user, Mapping) and user.get("type") == "Bot"
 
 
 def _json(data: bytes) -> Any:

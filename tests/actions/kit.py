@@ -218,7 +218,8 @@ class Repo:
         data["issue"]["pull_request"] = {
             "url": f"https://api.github.com/repos/{REPO}/pulls/{number}",
         }
-        c = self.api.add_comment(number, body, login)  # GitHub has the comment before the job
+        # GitHub has the comment before the job starts
+        c = self.api.add_comment(number, body, login, "Bot" if bot else "User")
         data["comment"]["id"] = c["id"]
         data["comment"]["body"] = body
         data["comment"]["user"]["login"] = login

@@ -72,14 +72,16 @@ class StandIn:
     def calls(self, method: str, pattern: str = "") -> list[Request]:
         return [r for r in self.requests if r.method == method and re.search(pattern, r.path)]
 
-    def add_comment(self, number: int, body: str, login: str = "someone") -> dict[str, Any]:
+    def add_comment(
+        self, number: int, body: str, login: str = "someone", kind: str = "User"
+    ) -> dict[str, Any]:
         with self._lock:
             self._next_id += 1
             c = {
                 "id": self._next_id,
                 "issue": number,
                 "body": body,
-                "user": {"login": login, "type": "User"},
+                "user": {"login": login, "type": kind},
                 "html_url": f"https://github.com/{self.repo}/pull/{number}#c{self._next_id}",
             }
             self.comments.append(c)
@@ -132,7 +134,7 @@ class StandIn:
         if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
             number = int(m.group(1))
             if method == "POST":
-                return 201, self.add_comment(number, body["body"], login="github-actions[bot]")
+                return 201, self.add_comment(number, body["body"], "github-actions[bot]", "Bot")
             per = int(query.get("per_page", ["30"])[0])
             page = int(query.get("page", ["1"])[0])
             mine = self.comments_on(number)

@@ -82,3 +82,26 @@ def test_hostile_names_outputs_and_comments_render_as_text(github: Callable[[str
     assert set(problem.tags) == {"p", "code"} and len(refusal.comments) == 1
     skipped = read(malformed.summary)
     assert skipped.tags == ["h3", "p", "code"] and MALFORMED.split()[1] in skipped.codes[0]
+
+
+def test_a_stranger_who_plants_omgs_markers_gets_neither_the_report_nor_silence(
+    github: Callable[[str], Repo],
+) -> None:
+    gh = github(GRAPH)
+    gh.push_pr(2, {"hostile.txt": "x\n"})
+    marker = f"<!-- omg:sticky pr=2 graph={marker_value(NAME)} -->"
+    planted = gh.api.add_comment(2, f"{marker}\nforged report", login="stranger")
+    # ids go up by one: this forged reply, omg's sticky comment, then the stranger's command
+    ahead = f"<!-- omg:reply={planted['id'] + 3} -->"
+    gh.api.add_comment(2, f"{ahead}\nforged reply", login="stranger")
+    first = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert first.outputs["status"] == "paused", first.stderr
+    command = gh.comment_event(2, "/omg approve ok", "stranger", "NONE")
+    assert f"<!-- omg:reply={command['comment']['id']} -->" == ahead
+    refused = gh.run("issue_comment", command)
+    assert refused.rc == 0, refused.stderr
+    ours = [c for c in gh.api.comments_on(2) if c["user"]["type"] == "Bot"]
+    assert [c["body"].startswith(marker) for c in ours].count(True) == 1
+    assert planted["body"] == f"{marker}\nforged report"  # never edited on the stranger's behalf
+    assert not [r for r in gh.api.calls("PATCH") if str(planted["id"]) in r.path]
+    assert [c for c in ours if "omg refused" in c["body"]]  # answered despite the planted key

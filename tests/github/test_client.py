@@ -119,3 +119,19 @@ def test_the_token_is_not_in_the_jobs_repr() -> None:
     env = {"GITHUB_EVENT_NAME": "push", "GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": "ghs_x"}
     job = actions(env)
     assert job.token == "ghs_x" and "ghs_x" not in repr(job)
+
+
+def test_a_persons_comment_that_starts_with_omgs_marker_is_never_taken_for_omgs(
+    api: StandIn,
+) -> None:
+    sticky = "<!-- omg:sticky pr=7 graph=a -->"
+    planted = api.add_comment(7, f"{sticky}\nI am omg now", login="stranger")
+    gh = client(api, [])
+    mine = gh.upsert_comment(7, sticky, f"{sticky}\nv1")
+    assert mine != planted["id"] and planted["body"] == f"{sticky}\nI am omg now"
+    assert not api.calls("PATCH")  # the stranger's comment was never edited for them
+    assert gh.upsert_comment(7, sticky, f"{sticky}\nv2") == mine  # omg's own is found again
+    reply = "<!-- omg:reply=99 -->"
+    api.add_comment(7, f"{reply}\nsilence", login="stranger")
+    answered = gh.post_once(7, reply, f"{reply}\nanswered")
+    assert [c["body"] for c in api.comments_on(7) if c["id"] == answered] == [f"{reply}\nanswered"]
