@@ -99,15 +99,24 @@ def test_agent_nodes_get_only_their_runtime_auth(
 
 
 def test_a_note_between_legs_is_masked_by_the_snapshots_secrets(tmp_path: Path) -> None:
-    """A refusal's words (a comment's text) may quote anything; the note is masked too."""
+    """A refusal's words (a comment's text) may quote anything: the note on its own ref is
+    masked, and so is the event the next leg folds it in as."""
     import json
 
+    import pygit2
+
     from omg.graph.load import load_graph
+    from omg.leg.commits import attach
+    from omg.leg.decisions import Decision
     from omg.leg.loop import LegOptions
     from omg.leg.notes import note
-    from omg.leg.start import Environment, start_run
+    from omg.leg.start import Environment, resume_run, snapshot_mask, start_run
     from omg.mask import Masker
+    from omg.state.store import RunDir
 
+    repo = pygit2.init_repository(str(tmp_path), initial_head="main")
+    sig = pygit2.Signature("t", "t@example.com")
+    repo.create_commit("HEAD", sig, sig, "init", repo.TreeBuilder().write(), [])
     url, key = "https://u:pw-in-a-url@deploy.example", "secret-input-value-1"
     g = write_graph(
         tmp_path,
@@ -120,11 +129,29 @@ def test_a_note_between_legs_is_masked_by_the_snapshots_secrets(tmp_path: Path) 
     """,
     )
     parent = {"PATH": "/usr/bin:/bin", "DEPLOY_URL": url, "GITHUB_TOKEN": "ghs_noteCanary0001"}
-    env = Environment(tmp_path / "runs", tmp_path, parent, mask=Masker.from_env(parent))
-    start_run(load_graph(g), g, {"key": key}, env, LegOptions(1), run_id="r")
-    env.inputs = {"key": key}
+
+    def env() -> Environment:
+        e = Environment(tmp_path / "runs", tmp_path, parent, mask=Masker.from_env(parent))
+        e.commits = attach(tmp_path, "r", push=None, base="HEAD", warn=print, tokens=())
+        e.inputs = {"key": key}
+        return e
+
+    start_run(load_graph(g), g, {"key": key}, env(), LegOptions(1), run_id="r")
+    rundir = RunDir(tmp_path / "runs" / "r")
+    rundir.mask = snapshot_mask(env(), rundir.read_state()["graph"])
     why = f"pasted {url}, {key} and ghs_noteCanary0001"
-    note("r", env, "decision_refused", {"node_id": "ok", "by": "x", "reason": why}, "refused")
+    fields = {"node_id": "ok", "by": "x", "reason": why}
+    commits = env().commits
+    assert commits is not None
+    assert note("r", rundir, commits, "decision_refused", fields, "refused-c1", "refused")
+    [sha] = commits.repo.local_notes("r").values()
+    noted = commits.repo.read_note(sha).decode()
+    assert json.loads(noted)["reason"] == "pasted ***, *** and ***", noted
+    approve = Decision("ok", approve=True, by="alice")
+    resume_run("r", env(), lambda _: LegOptions(1), decision=approve)  # folds the note in
     text = (tmp_path / "runs" / "r" / "events.jsonl").read_text()
-    assert json.loads(text.splitlines()[-1])["reason"] == "pasted ***, *** and ***"
-    assert url not in text and key not in text and "ghs_noteCanary0001" not in text
+    assert [json.loads(x)["reason"] for x in text.splitlines() if "refused" in x] == [
+        "pasted ***, *** and ***"
+    ]
+    for secret in (url, key, "ghs_noteCanary0001"):
+        assert secret not in text and secret not in noted
