@@ -58,7 +58,7 @@ INTEGER = (
 ARITH_FLOW = (
     "is assigned to ${name}, which an arithmetic expression reads — bash evaluates a "
     "variable's value there (a[$(cmd)] runs cmd); compute with a program that reads it as "
-    'data instead, e.g. expr "${name}" + 1, or awk -v n="${name}" \'BEGIN {{ print n + 1 }}\''
+    'data instead, e.g. expr "${name}" + 1, or awk -v n="${name}" \'BEGIN { print n + 1 }\''
 )
 POSITIONAL_FLOW = (
     "is an argument ($1 …) that an arithmetic expression reads — bash evaluates its value "
