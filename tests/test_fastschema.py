@@ -31,7 +31,7 @@ def agree(schema: dict[str, Any], data: Any) -> None:
 def _load(path: Path) -> Any:
     try:
         return yaml.safe_load(path.read_text())
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # not YAML, or a scalar Python cannot read
         return None
 
 

@@ -88,3 +88,26 @@ def test_yamlpos_refuses_tags_the_safe_loader_does_not_know() -> None:
 def test_yamlpos_json_path_spells_indices_and_keys() -> None:
     assert json_path(("nodes", 2, "retry")) == "$.nodes[2].retry"
     assert json_path(()) == "$"
+
+
+def test_yamlpos_places_a_control_character_on_its_line() -> None:
+    (problem,) = parse("name: a\nnodes:\n  - id: a\n    run: 'x\x01'\n").problems
+    assert problem.code == "yaml-syntax" and (problem.line, problem.column) == (4, 12)
+    assert "control characters are not allowed (character #x0001)" in problem.message
+
+
+def test_yamlpos_places_nesting_past_the_limit_on_its_line() -> None:
+    text = "name: a\nx: " + "{a: " * 150 + "1" + "}" * 150 + "\n"
+    (problem,) = parse(text).problems
+    assert problem.code == "yaml-size" and problem.line == 2
+    assert "nested more than 100 levels deep" in problem.message
+    block = "name: a\nnodes:\n" + "".join(" " * i + "a:\n" for i in range(2, 400))
+    (problem,) = parse(block).problems
+    assert problem.line is not None and "nest" in problem.message
+
+
+def test_yamlpos_places_a_scalar_python_cannot_read_on_its_line() -> None:
+    for text in ("a: 1\nb: 2001-13-45\n", "a: 1\nb: " + "9" * 5000 + "\n"):
+        (problem,) = parse(text).problems
+        assert problem.code == "yaml-syntax" and problem.line == 2, problem
+        assert "quote it" in problem.message

@@ -10,10 +10,8 @@ from omg.graph.findings import Finding
 from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import scan
-from omg.graph.references import Reach
+from omg.graph.references import SHELL_FIELDS, Reach
 from omg.graph.yamlpos import Positions
-
-SHELL_FIELDS = ("run", "success_check.verify.command")
 
 
 def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[Finding]:
@@ -180,9 +178,9 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
                 continue
             yield at.finding(
                 "inline-in-shell",
-                f"{field}: {tok.text} splices {what} into a command line — it is shell-quoted, "
-                "so it stays data, but a long reply overflows the 128 KiB argument limit and "
-                f"shows in process listings; {fix}",
+                f"{field}: {tok.text} hands {what} to the command — through its environment, "
+                "so it stays data, but one environment variable holds at most 128 KiB, so a "
+                f"long reply fails the node; {fix}",
                 n.id,
                 field,
                 severity="warning",

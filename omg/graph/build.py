@@ -84,7 +84,7 @@ def _retry(raw: Mapping[str, Any] | None) -> Retry:
         if isinstance(bo, Mapping):
             backoff = Backoff(
                 initial=_duration_text(bo.get("initial"), "1s"),
-                factor=float(bo.get("factor", 2.0)),
+                factor=_float(bo.get("factor", 2.0)),
                 max=_duration_text(bo.get("max"), "1m"),
             )
         else:
@@ -160,7 +160,7 @@ def node_from_data(raw: Mapping[str, Any]) -> Node:
             on_exhausted=cast(OnExhausted, fb.get("on_exhausted", "fail")),
         ),
         timeout=_duration_text(raw.get("timeout"), DEFAULT_TIMEOUT),
-        budget_usd=None if budget is None else float(budget),
+        budget_usd=None if budget is None else _float(budget),
         idle_timeout=_duration_text(raw.get("idle_timeout"), DEFAULT_IDLE_TIMEOUT),
     )
 
@@ -174,10 +174,19 @@ def graph_from_data(data: Mapping[str, Any]) -> Graph:
         inputs=_inputs(data.get("inputs")),
         concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
         on_fail=cast(OnFail, data.get("on_fail", "halt")),
-        budget_usd=None if budget is None else float(budget),
+        budget_usd=None if budget is None else _float(budget),
         max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
         approvers=tuple(str(a) for a in data.get("approvers") or ()),
         secrets=tuple(str(s) for s in data.get("secrets") or ()),
         nodes=tuple(node_from_data(n) for n in nodes),
         data=data,
     )
+
+
+def _float(value: object) -> float:
+    """A schema-checked number as a float; an integer past a float's range is infinite (the
+    validator refuses it as not finite)."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return float("inf") if int(value) > 0 else float("-inf")  # type: ignore[call-overload]

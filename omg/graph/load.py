@@ -9,6 +9,7 @@ from typing import Any
 from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
 from omg.graph.findings import Finding
+from omg.graph.limits import MAX_INPUT_BYTES, snapshot_bytes
 from omg.graph.model import Graph
 from omg.graph.yamlpos import Positions, json_path, parse
 
@@ -141,6 +142,21 @@ def resolve_inputs(graph: Graph, given: Mapping[str, str]) -> dict[str, str]:
         raise InputError(
             f"graph {graph.name!r} needs input(s) {', '.join(missing)}; pass them with "
             + " ".join(f"-i {m}=VALUE" for m in missing)
+        )
+    for name, value in out.items():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"input {name!r} is not UTF-8 text (character {exc.start} is a stray byte); "
+                "pass text, or the path of a file holding the bytes"
+            ) from None
+    size = snapshot_bytes(out)
+    if size > MAX_INPUT_BYTES:
+        raise InputError(
+            f"the inputs take {size:,} bytes, more than the {MAX_INPUT_BYTES:,} a run records "
+            "them in (its first event is one line of events.jsonl); pass long text as the "
+            "path of a file the nodes read"
         )
     return out
 

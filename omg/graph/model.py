@@ -81,8 +81,12 @@ class Backoff:
 
     def delay_s(self, retry_number: int) -> float:
         """Seconds to wait before the ``retry_number``-th retry (1-based)."""
-        delay = parse_duration(self.initial) * (self.factor ** (retry_number - 1))
-        return min(delay, parse_duration(self.max))
+        cap = parse_duration(self.max)
+        try:
+            delay = parse_duration(self.initial) * (self.factor ** (retry_number - 1))
+        except OverflowError:  # factor ** n past a float: the cap applies long before
+            return cap
+        return min(delay, cap)
 
 
 @dataclass(frozen=True)

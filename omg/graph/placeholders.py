@@ -1,15 +1,18 @@
 """Placeholders: the `{{ inputs.x }}` / `{{ artifacts.id }}` / `{{ feedback.id }}` grammar.
 
 One grammar serves the validator (load time) and the renderer (run time), so the two cannot drift.
+In shell text a placeholder becomes a reference to an environment variable and its value travels
+in the child's environment, so sh never parses a value (``render_shell``).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from omg.graph.shellscan import Spot, spots
 
 PlaceholderKind = Literal["inputs", "artifacts", "feedback"]
 
@@ -62,17 +65,102 @@ class ResolveError(Exception):
 Resolver = Callable[[Token], str]
 
 
-def render(text: str, resolve: Resolver, *, shell: bool = False) -> str:
-    """Substitute every well-formed token via ``resolve``; with ``shell``, quote each value.
-
-    In a shell command a substituted value is data, never code: it is passed through
-    ``shlex.quote`` so ``x; touch pwned`` stays one argument.
-    """
+def render(text: str, resolve: Resolver) -> str:
+    """Substitute every well-formed token via ``resolve`` (prompts, paths, branch names)."""
 
     def sub(m: re.Match[str]) -> str:
-        kind: PlaceholderKind = m.group(1)  # type: ignore[assignment]
-        tok = Token(m.group(0), kind, m.group(2), m.group(3) is not None, m.start())
-        value = resolve(tok)
-        return shlex.quote(value) if shell else value
+        return resolve(_token(m))
 
     return TOKEN.sub(sub, text)
+
+
+def _token(m: re.Match[str]) -> Token:
+    kind: PlaceholderKind = m.group(1)  # type: ignore[assignment]
+    return Token(m.group(0), kind, m.group(2), m.group(3) is not None, m.start())
+
+
+#: Each distinct placeholder of a command becomes ``OMG_P1``, ``OMG_P2`` … in its environment.
+VARIABLE_PREFIX = "OMG_P"
+VARIABLE = re.compile(r"OMG_P[0-9]+")
+#: The most bytes one ``NAME=value`` environment string may hold on Linux (MAX_ARG_STRLEN).
+ENV_STRING_LIMIT = 128 * 1024
+
+
+@dataclass(frozen=True)
+class Value:
+    """One substituted value: the variable that carries it and the placeholder it fills."""
+
+    variable: str
+    placeholder: str
+    value: str
+
+
+@dataclass(frozen=True)
+class ShellText:
+    """A shell command whose placeholders are references (``"${OMG_P1}"``) to variables that
+    ``values`` carry in the child's environment: sh parses the script, never a value."""
+
+    script: str
+    values: tuple[Value, ...] = ()
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {v.variable: v.value for v in self.values}
+
+
+def shell_spots(text: str) -> list[Spot]:
+    """Where each placeholder of a shell command stands (``omg.graph.shellscan``)."""
+    return spots(text, [(m.start(), m.end()) for m in TOKEN.finditer(text)])
+
+
+def refusal(spot: Spot, token: str) -> str:
+    """A refused spot's reason, told about ``token``."""
+    return f"{token} {spot.refused.replace('{tok}', token)}"
+
+
+def render_shell(text: str, resolve: Resolver) -> ShellText:
+    """The script sh runs for ``text`` and the values its placeholders stand for.
+
+    Raises ResolveError for a placeholder where no value may stand (the loader refuses those),
+    and for a value no environment variable can carry (a NUL, non-text bytes, over 128 KiB).
+    """
+    names: dict[tuple[str, str, bool], str] = {}
+    values: list[Value] = []
+    parts: list[str] = []
+    last = 0
+    for spot in shell_spots(text):
+        m = TOKEN.fullmatch(text, spot.start, spot.end)
+        assert m is not None
+        tok = _token(m)
+        if spot.refused:
+            raise ResolveError(f"cannot run the command: {refusal(spot, tok.text)}")
+        key = (m.group(1), tok.ref, tok.inline)
+        name = names.get(key)
+        if name is None:
+            name = names[key] = f"{VARIABLE_PREFIX}{len(names) + 1}"
+            values.append(Value(name, tok.text, _carried(tok, name, resolve(tok))))
+        ref = "${" + name + "}"
+        parts += [text[last : spot.start], f'"{ref}"' if spot.form == "word" else ref]
+        last = spot.end
+    parts.append(text[last:])
+    return ShellText("".join(parts), tuple(values))
+
+
+def _carried(tok: Token, name: str, value: str) -> str:
+    """``value`` if an environment variable can carry it, else a ResolveError that says why."""
+    if "\0" in value:
+        raise ResolveError(
+            f"cannot substitute {tok.text}: its value holds a NUL byte, which no environment "
+            "variable can carry; use the path form {{ artifacts.<id> }} and read the file"
+        )
+    try:
+        size = len(value.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        raise ResolveError(f"cannot substitute {tok.text}: its value is not text") from None
+    if size + len(name) + 2 > ENV_STRING_LIMIT:
+        raise ResolveError(
+            f"cannot substitute {tok.text}: its value is {size:,} bytes, more than the 128 KiB "
+            "one environment variable holds; use the path form {{ artifacts.<id> }} and read "
+            "the file"
+        )
+    return value

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import TOKEN, Token, scan
+from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
 
 FORMS = "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline) or {{ feedback.<id> }}"
+#: The fields sh runs, where a placeholder's position decides whether a value stays data.
+SHELL_FIELDS = ("run", "success_check.verify.command")
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,16 @@ def check_references(graph: Graph) -> Iterator[RefProblem]:
             for tok in scan(text):
                 for code, message in _judge(graph, reach, node, field, tok):
                     yield RefProblem(node.id, field, tok.start, text, code, message)
+            if field in SHELL_FIELDS:
+                yield from _positions(node, field, text)
+
+
+def _positions(node: Node, field: str, text: str) -> Iterator[RefProblem]:
+    """Placeholders of a shell command that stand where sh would read a value as code."""
+    for spot in shell_spots(text):
+        if spot.refused:
+            message = f"{field}: {refusal(spot, text[spot.start : spot.end])}"
+            yield RefProblem(node.id, field, spot.start, text, "placeholder-position", message)
 
 
 def _judge(

@@ -112,6 +112,9 @@ def show(value: Any) -> str:
         return "a list"
     if isinstance(value, Mapping):
         return "a mapping"
+    if isinstance(value, int) and abs(value) >= 10**20:
+        digits = len(str(abs(value)))
+        return f"a {digits}-digit number"
     return str(value)
 
 
@@ -154,8 +157,8 @@ def _translate(err: Any, data: Any, hint: str) -> Iterator[Issue]:
         yield path, "bad-name", f"{field}: key {show(inst)} is not valid{_why(hint, 'want ')}"
     elif kw == "pattern":
         yield path, "bad-value", f"{field}: {show(inst)} is not valid{_why(hint, 'want ')}"
-    elif kw in ("minimum", "exclusiveMinimum"):
-        bound = "at least" if kw == "minimum" else "greater than"
+    elif kw in ("minimum", "exclusiveMinimum", "maximum"):
+        bound = {"minimum": "at least", "exclusiveMinimum": "greater than"}.get(kw, "at most")
         limit = f"{bound} {err.validator_value}"
         yield path, "out-of-range", f"{field}: {show(inst)} must be {limit}{_why(hint)}"
     elif kw in ("minItems", "minLength"):

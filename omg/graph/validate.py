@@ -10,6 +10,7 @@ from omg.graph.cycles import cycles
 from omg.graph.durations import parse_duration
 from omg.graph.feedback import check_arcs, closest
 from omg.graph.findings import Finding
+from omg.graph.limits import check_limits
 from omg.graph.locate import Locator
 from omg.graph.model import VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
 from omg.graph.references import check_references
@@ -18,6 +19,9 @@ from omg.graph.yamlpos import Positions
 from omg.kinds import CAUSES
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: The longest duration a graph may give (a timeout, a backoff): what a leg can wait for.
+MAX_DURATION = "5 days (120h)"
+MAX_DURATION_S = 5 * 24 * 3600.0
 _SHAPE = {  # kind → ((has prompt, has run), what that kind needs)
     "agent": ((True, False), "an agent node needs prompt: and no run:"),
     "shell": ((False, True), "a shell node needs run: and no prompt:"),
@@ -33,6 +37,7 @@ def validate(graph: Graph, file: str, positions: Positions | None = None) -> lis
         out.append(at.finding(p.code, p.message, p.node, p.field))
     for r in check_references(graph):
         out.append(at.finding(r.code, r.message, r.node, r.field, offset=(r.offset, r.text)))
+    out.extend(check_limits(graph, file, positions))
     out.sort(key=lambda f: (f.line or 0, f.column or 0))
     return out
 
@@ -136,6 +141,7 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
             )
     if n.kind != "gate":
         yield from _duration(n.timeout, "timeout")
+        yield from _duration(n.idle_timeout, "idle_timeout")
     if n.retry.max < 0:
         yield "retry-max", "retry.max", f"retry.max {n.retry.max} must not be negative"
     for c in n.retry.on:
@@ -148,6 +154,12 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
     if n.retry.backoff is not None:
         yield from _duration(n.retry.backoff.initial, "retry.backoff.initial")
         yield from _duration(n.retry.backoff.max, "retry.backoff.max")
+        if not math.isfinite(n.retry.backoff.factor):
+            yield (
+                "bad-backoff",
+                "retry.backoff.factor",
+                f"retry.backoff.factor {n.retry.backoff.factor} must be a finite number",
+            )
     if n.budget_usd is not None and not (math.isfinite(n.budget_usd) and n.budget_usd > 0):
         yield "bad-budget", "budget_usd", f"budget_usd {n.budget_usd} must be a finite amount > 0"
     if n.cwd is not None and n.worktree is not None:
@@ -167,7 +179,9 @@ def _regex(pattern: str | None, field: str) -> Iterator[tuple[str, str, str]]:
         return
     try:
         re.compile(pattern)
-    except re.error as exc:
+    except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, ((((…
+        if not isinstance(exc, re.error):
+            exc = re.error("the pattern is too large or nested too deeply")
         yield (
             "bad-regex",
             field,
@@ -188,6 +202,15 @@ def _duration(text: str, field: str) -> Generator[tuple[str, str, str], None, fl
         return None
     if not secs > 0:
         yield "bad-duration", field, f"{field} {text} must be positive"
+        return None
+    if secs > MAX_DURATION_S:
+        yield (
+            "bad-duration",
+            field,
+            f"{field} {text} is longer than {MAX_DURATION} — no GitHub Actions job runs "
+            "that long (5 days on a self-hosted runner, 6 hours on a hosted one); give at "
+            "most 120h, e.g. 6h",
+        )
         return None
     return secs
 

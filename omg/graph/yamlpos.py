@@ -14,6 +14,8 @@ _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 #: More values than this is an alias bomb, not a graph.
 MAX_VALUES = 200_000
+#: Deeper nesting than this is not a graph (the deepest field, a verify output pattern, is 5).
+MAX_DEPTH = 100
 
 
 def json_path(path: Path) -> str:
@@ -79,17 +81,21 @@ def parse(text: str) -> Parsed:
         return Parsed(
             None, walker.positions, [Problem("yaml-syntax", f"not valid YAML: {what}", *where)]
         )
+    except yaml.reader.ReaderError as exc:
+        line, column = _where(text, chr(exc.character) if isinstance(exc.character, int) else "")
+        what = f"not valid YAML: {exc.reason} (character #x{exc.character:04x})"
+        if isinstance(exc.character, int) and exc.character < 0x20:
+            what += " — remove it, or write it as an escape in a double-quoted string"
+        return Parsed(None, walker.positions, [Problem("yaml-syntax", what, line, column)])
     except (yaml.YAMLError, ValueError, OverflowError) as exc:
-        return Parsed(
-            None, walker.positions, [Problem("yaml-syntax", f"not valid YAML: {exc}", None)]
-        )
+        return Parsed(None, walker.positions, [Problem("yaml-syntax", f"not valid YAML: {exc}", 1)])
     except _TooBig as exc:
         return Parsed(None, walker.positions, [Problem("yaml-size", exc.args[0], exc.args[1])])
     except RecursionError:
         return Parsed(
             None,
             walker.positions,
-            [Problem("yaml-size", "the document is nested too deeply", None)],
+            [Problem("yaml-size", "the document is nested too deeply", _deepest(text))],
         )
     finally:
         loader.dispose()
@@ -98,6 +104,32 @@ def parse(text: str) -> Parsed:
 
 class _TooBig(Exception):
     pass
+
+
+def _where(text: str, char: str) -> tuple[int, int | None]:
+    """The line and column of the first ``char`` in ``text`` (line 1 when it is absent)."""
+    at = text.find(char) if char else -1
+    if at < 0:
+        return 1, None
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def _deepest(text: str) -> int:
+    """The line where the nesting first passes MAX_DEPTH, read from the event stream."""
+    depth, line = 0, 1
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            mark = event.start_mark
+            line = line if mark is None else int(mark.line) + 1
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return line
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        pass
+    return line
 
 
 class _Walker:
@@ -117,12 +149,25 @@ class _Walker:
                 f"the document expands to more than {MAX_VALUES} values (aliases?)",
                 node.start_mark.line + 1,
             )
+        if len(path) > MAX_DEPTH:
+            raise _TooBig(
+                f"the document is nested more than {MAX_DEPTH} levels deep — a graph needs 5",
+                node.start_mark.line + 1,
+            )
         if isinstance(node, yaml.ScalarNode):
             if node.style == "|":
                 self.positions.blocks[path] = node.start_mark.line + 2
             if node.tag == _STR:
                 return node.value
-            return self.loader.construct_object(node)
+            try:
+                return self.loader.construct_object(node)
+            except (ValueError, OverflowError) as exc:  # 2001-13-45, a 5000-digit integer
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"cannot read {node.value[:40]!r}: {str(exc).split(';')[0]} — quote it",
+                    node.start_mark,
+                ) from None
         if id(node) in self.stack:
             raise _TooBig(
                 "an alias refers to a value that contains it (a recursive YAML structure)",

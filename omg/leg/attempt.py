@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from omg import schedule
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import ResolveError, Token, render
+from omg.graph.placeholders import ResolveError, ShellText, Token, render, render_shell
 from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
 from omg.leg.judge import Judgment, judge
@@ -104,8 +104,12 @@ class Renderer:
             )
         return path.read_text(encoding="utf-8") if tok.inline else str(path.resolve())
 
-    def text(self, text: str, *, shell: bool = False) -> str:
-        return render(text, self.resolve, shell=shell)
+    def text(self, text: str) -> str:
+        return render(text, self.resolve)
+
+    def shell(self, text: str) -> ShellText:
+        """A command with its placeholders as variable references, and their values."""
+        return render_shell(text, self.resolve)
 
 
 def execute(
@@ -117,16 +121,18 @@ def execute(
     events.jsonl shows launches in the order the scheduler made them).
     """
     r = Renderer(ctx)
+    values: dict[str, str] = {}  # a shell node's placeholder values, passed in its environment
     try:
         if node.kind == "shell":
-            base = r.text(node.run or "", shell=True)
+            command = r.shell(node.run or "")
+            base, values = command.script, command.env
         else:
             base = r.text(node.prompt or "")
         cwd_text = r.text(node.cwd) if node.cwd is not None else None
         branch = r.text(node.worktree.branch) if node.worktree and node.worktree.branch else None
         cwd = ctx.workspace.cwd_for(node, cwd_text, branch)
         v = node.success_check.verify
-        verify_cmd = r.text(v.command, shell=True) if v is not None else None
+        verify_cmd = r.shell(v.command) if v is not None else None
         verify_cwd = (cwd / r.text(v.cwd)) if v is not None and v.cwd is not None else cwd
     except (ResolveError, OSError, ValueError) as exc:
         _start(ctx, node, round_, None, on_started)  # every terminal event follows a start
@@ -149,7 +155,7 @@ def execute(
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
             ),
         )
-    env = child_env(ctx.parent_env, node.env, runtime=runtime_name)
+    env = {**child_env(ctx.parent_env, node.env, runtime=runtime_name), **values}
     shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
     max_attempts = 1 + max(node.retry.max, 0)
     used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from omg.graph.load import resolve_inputs
 from omg.graph.model import Graph
-from omg.graph.placeholders import Token, render
+from omg.graph.placeholders import TOKEN, ResolveError, ShellText, Token, render, render_shell
 from omg.runners import Invocation, default_runners
 
 
@@ -42,7 +42,12 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         if n.kind == "gate":
             out.append(f"    gate: {n.description or '(no description)'}")
             continue
-        text = render(n.run or n.prompt or "", resolve, shell=n.kind == "shell")
+        shell: ShellText | None = None
+        if n.kind == "shell":
+            shell = _shell(n.run or "", resolve)
+            text = shell.script
+        else:
+            text = render(n.prompt or "", resolve)
         rt = runners.get("shell" if n.kind == "shell" else n.runtime)
         inv = Invocation(
             node=n,
@@ -59,6 +64,8 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         except Exception as exc:  # a runtime that cannot render still lets the plan print
             argv = [f"<{exc}>"]
         out.append(f"    argv: {shlex.join(argv)}")
+        if shell is not None:
+            out.extend(_values(shell))
         if n.kind == "agent":
             out.append(f"    stdin (the prompt): {shlex.quote(text)}")
         where = f"worktree {n.worktree.name}" if n.worktree else (n.cwd or ".")
@@ -67,7 +74,9 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
             + (f"   budget: ${n.budget_usd:.2f}" if n.budget_usd else "")
         )
         if n.success_check.verify is not None:
-            out.append(f"    verify: {render(n.success_check.verify.command, resolve, shell=True)}")
+            verify = _shell(n.success_check.verify.command, resolve)
+            out.append(f"    verify: sh -c {shlex.quote(verify.script)}")
+            out.extend(_values(verify))
         if n.retry.max:
             out.append(f"    retry: up to {n.retry.max} on {', '.join(n.retry.on)}")
         if n.feedback is not None:
@@ -82,3 +91,23 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
     out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")
     out.append("dry run: nothing was executed")
     return "\n".join(out)
+
+
+def _shell(text: str, resolve: Callable[[Token], str]) -> ShellText:
+    """The script and values a command would run with; a value that cannot be carried shows
+    why in its place."""
+    try:
+        return render_shell(text, resolve)
+    except ResolveError as exc:
+        return ShellText(text + f"   <{exc}>")
+
+
+def _values(shell: ShellText) -> list[str]:
+    """One line per value a command gets in its environment: a given input exactly (quoted as
+    sh would need it), a run-time value by what it will be."""
+    lines = []
+    for v in shell.values:
+        m = TOKEN.fullmatch(v.placeholder)
+        shown = shlex.quote(v.value) if m is not None and m.group(1) == "inputs" else v.value
+        lines.append(f"    env: {v.variable}={shown}   ({v.placeholder})")
+    return lines

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from omg.graph.model import Node
+from omg.graph.placeholders import ShellText
 from omg.kinds import Cause, Provenance
 from omg.runners import Invocation, Output
+from omg.runners.matcher import MATCH_TIMEOUT_S, Search, search
 from omg.runners.process import Spawner, tail
 from omg.runners.shell import ShellRunner
 
@@ -30,12 +31,17 @@ def judge(
     node: Node,
     outcome: Output,
     *,
-    verify_command: str | None,
+    verify_command: ShellText | None,
     verify_cwd: Path,
     env: Mapping[str, str],
     spawn: Spawner,
+    match_timeout_s: float = MATCH_TIMEOUT_S,
 ) -> Judgment:
-    """Judge ``outcome`` against ``node.success_check`` (verify command already rendered)."""
+    """Judge ``outcome`` against ``node.success_check`` (verify command already rendered).
+
+    A pattern is searched in a child process, so one that backtracks without end fails the
+    attempt as ``run_error`` after ``match_timeout_s`` instead of hanging the leg.
+    """
     if outcome.error is not None:
         return Judgment(False, outcome.error, False, detail=outcome.detail, payload=outcome.result)
     sc = node.success_check
@@ -45,14 +51,18 @@ def judge(
         if outcome.result.strip():
             detail += f": {tail(outcome.result)}"
         return Judgment(False, "nonzero_exit", True, detail=detail, payload=outcome.result)
-    if sc.result_matches is not None and re.search(sc.result_matches, outcome.result) is None:
-        detail = (
-            f'node "{nid}" failed success_check result_matches: result did not match '
-            f"/{sc.result_matches}/: {tail(outcome.result, 120)}"
-        )
-        return Judgment(False, "result_mismatch", True, detail=detail, payload=outcome.result)
+    if sc.result_matches is not None:
+        found = search(sc.result_matches, outcome.result, spawn, verify_cwd, match_timeout_s)
+        if found.found is None:
+            return _unjudged(node, "result_matches", sc.result_matches, outcome.result, found)
+        if not found.found:
+            detail = (
+                f'node "{nid}" failed success_check result_matches: result did not match '
+                f"/{sc.result_matches}/: {tail(outcome.result, 120)}"
+            )
+            return Judgment(False, "result_mismatch", True, detail=detail, payload=outcome.result)
     if sc.verify is not None and verify_command is not None:
-        return _verify(node, outcome, verify_command, verify_cwd, env, spawn)
+        return _verify(node, outcome, verify_command, verify_cwd, env, spawn, match_timeout_s)
     provenance: Provenance = "self-reported" if sc.result_matches is not None else "exit-only"
     if outcome.denials and provenance == "exit-only":
         return Judgment(
@@ -68,26 +78,52 @@ def judge(
     return Judgment(True, provenance=provenance)
 
 
+def _unjudged(node: Node, check: str, pattern: str, text: str, found: Search) -> Judgment:
+    """A pattern that could not be searched to the end: the check's defect, not the work's."""
+    why = (
+        " — the pattern backtracks catastrophically (a repeated group that itself repeats, "
+        "like (a+)+, or several .* in a row); rewrite it"
+        if found.timed_out
+        else ""
+    )
+    return Judgment(
+        False,
+        "run_error",
+        False,
+        detail=(
+            f'node "{node.id}" could not judge success_check {check}: the search for '
+            f"/{pattern}/ over {len(text):,} characters {found.error}{why}"
+        ),
+    )
+
+
 def _verify(
     node: Node,
     outcome: Output,
-    command: str,
+    command: ShellText,
     cwd: Path,
     env: Mapping[str, str],
     spawn: Spawner,
+    match_timeout_s: float,
 ) -> Judgment:
     """Run the verify command through the shell runner and judge its exit and output."""
     v = node.success_check.verify
     assert v is not None
-    inv = Invocation(node=node, text=command, cwd=cwd, env=env, timeout_s=v.timeout_s)
+    inv = Invocation(
+        node=node,
+        text=command.script,
+        cwd=cwd,
+        env={**env, **command.env},
+        timeout_s=v.timeout_s,
+    )
     res = ShellRunner().run(inv, spawn)
-    head = f'node "{node.id}" failed success_check verify: `{command}`'
+    head = f'node "{node.id}" failed success_check verify: `{v.command}`'
     if res.error == "timeout":
         return Judgment(False, "verify_failed", False, detail=f"{head} timed out after {v.timeout}")
     if res.error is not None and res.exit_code != v.expect_exit:
         # could not start, or an environment failure (exit 126/127, "command not found")
         return Judgment(False, "run_error", False, detail=f"{head}: {res.detail}")
-    evidence = _evidence(outcome.result, command, res.exit_code, v.expect_exit, res.result)
+    evidence = _evidence(outcome.result, v.command, res.exit_code, v.expect_exit, res.result)
     if res.exit_code != v.expect_exit:
         return Judgment(
             False,
@@ -98,7 +134,12 @@ def _verify(
             ),
             payload=evidence,
         )
-    if v.output_matches is not None and re.search(v.output_matches, res.result) is None:
+    if v.output_matches is None:
+        return Judgment(True, provenance="verified")
+    found = search(v.output_matches, res.result, spawn, cwd, match_timeout_s)
+    if found.found is None:
+        return _unjudged(node, "verify.output_matches", v.output_matches, res.result, found)
+    if not found.found:
         return Judgment(
             False,
             "verify_failed",

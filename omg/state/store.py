@@ -234,7 +234,13 @@ class RunDir:
                 self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
             )
         line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-        os.write(self._events_fd, line.encode())
+        data = line.encode()
+        if len(data) > MAX_LINE:  # never write a line read_events would refuse as damaged
+            raise StateError(
+                f"a {event.get('event')} event would take {len(data):,} bytes, more than the "
+                f"{MAX_LINE:,} a line of {EVENTS} may hold; nothing was written"
+            )
+        os.write(self._events_fd, data)
         return event
 
     def read_events(self) -> Iterator[dict[str, Any]]:

@@ -50,8 +50,10 @@ def test_a_dry_run_renders_every_invocation_and_runs_nothing(tmp_path: Path, omg
     assert not list(tmp_path.rglob("pwned"))
     assert "nothing was executed" in out
 
-    # argv, with the input resolved and shell-quoted
-    assert "sh -c 'touch built.txt && echo '\"'\"'x; touch pwned'\"'\"''" in out
+    # the command sh parses refers to the value; the value itself goes in the environment,
+    # shown exactly (quoted as sh would need it to be typed)
+    assert """sh -c 'touch built.txt && echo "${OMG_P1}"'""" in out
+    assert "env: OMG_P1='x; touch pwned'   ({{ inputs.target }})" in out
     assert (
         "stdin (the prompt): 'Implement for x; touch pwned using <path of artifacts/build.out>'"
         in out
@@ -60,7 +62,8 @@ def test_a_dry_run_renders_every_invocation_and_runs_nothing(tmp_path: Path, omg
     assert "--allowedTools Read,Edit" in out
     assert "--max-budget-usd 1.5" in out
     assert "<feedback of review, empty before round 1>" in out
-    assert "grep -q 'x; touch pwned' report.txt" in out
+    assert """verify: sh -c 'grep -q "${OMG_P1}" report.txt'""" in out
+    assert out.count("env: OMG_P1='x; touch pwned'") == 2
     # cwd, timeout (default 20m), budget
     assert "cwd: sub" in out
     assert "worktree lane" in out

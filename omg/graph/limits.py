@@ -1,0 +1,117 @@
+"""Limits: what a leg can carry — strings without NUL, a snapshot one event line holds, and the
+names placeholder values travel under. Refused at load, so no leg crashes on them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from omg.graph.findings import Finding
+from omg.graph.model import Graph
+from omg.graph.placeholders import VARIABLE
+from omg.graph.yamlpos import Path, Positions, json_path
+
+#: The most a graph's JSON form may take: the run records it in its first event, one line of
+#: events.jsonl, which a reader refuses past 1 MiB; inputs get 256 KiB of the rest.
+MAX_SNAPSHOT_BYTES = 512 * 1024
+#: The most a run's inputs may take together, in the same event.
+MAX_INPUT_BYTES = 256 * 1024
+
+
+def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[Finding]:
+    """NUL bytes anywhere, reserved environment names, an oversized snapshot."""
+    out = [
+        _at(file, positions, p, "nul-byte", _nul(p), _node(graph, p)) for p in _nuls(graph.data, ())
+    ]
+    for i, node in enumerate(graph.nodes):
+        for name, _ in node.env:
+            if VARIABLE.fullmatch(name):
+                out.append(
+                    _at(
+                        file,
+                        positions,
+                        ("nodes", i, "env", name),
+                        "env-reserved",
+                        f"env: {name} is reserved: omg passes each placeholder value of a shell "
+                        "command to it as OMG_P1, OMG_P2 …; pick another name",
+                        node.id,
+                    )
+                )
+    size = snapshot_bytes(graph.data)
+    if size > MAX_SNAPSHOT_BYTES:
+        path, longest = _longest(graph.data, ())
+        out.append(
+            _at(
+                file,
+                positions,
+                path,
+                "graph-too-large",
+                f"the graph takes {size:,} bytes as JSON, more than the {MAX_SNAPSHOT_BYTES:,} "
+                "a run records it in (its first event is one line of events.jsonl); the "
+                f"longest value is {json_path(path)} ({longest:,} bytes) — move long text into "
+                "a file the node reads",
+            )
+        )
+    return out
+
+
+def snapshot_bytes(value: Any) -> int:
+    """How many bytes ``value`` takes in an event line (compact JSON, UTF-8)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _nuls(value: Any, path: Path) -> Iterator[Path]:
+    if isinstance(value, str):
+        if "\0" in value:
+            yield path
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if "\0" in str(k):
+                yield (*path, k)
+            yield from _nuls(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nuls(v, (*path, i))
+
+
+def _node(graph: Graph, path: Path) -> str | None:
+    index = path[1] if len(path) > 1 and path[0] == "nodes" else None
+    return graph.nodes[index].id if isinstance(index, int) and index < len(graph.nodes) else None
+
+
+def _nul(path: Path) -> str:
+    inside = len(path) > 2 and path[0] == "nodes" and isinstance(path[1], int)
+    where = ".".join(map(str, path[2:])) if inside else json_path(path)
+    return (
+        f"{where} holds a NUL byte (\\0), which no command line, environment or file name "
+        "can carry; remove it"
+    )
+
+
+def _longest(value: Any, path: Path) -> tuple[Path, int]:
+    if isinstance(value, Mapping):
+        items = [((*path, k), v) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [((*path, i), v) for i, v in enumerate(value)]
+    else:
+        return path, snapshot_bytes(value)
+    best: tuple[Path, int] = (path, 0)
+    for sub, v in items:
+        hit = _longest(v, sub)
+        if hit[1] > best[1]:
+            best = hit
+    return best
+
+
+def _at(
+    file: str,
+    positions: Positions | None,
+    path: Path,
+    code: str,
+    message: str,
+    node: str | None = None,
+) -> Finding:
+    line, col = (None, None) if positions is None else positions.at(path)
+    return Finding(file, line, "error", code, message, node, col, json_path(path))

@@ -1,0 +1,129 @@
+"""The value flow: where a value goes once a placeholder hands it to a variable.
+
+bash evaluates a variable's value in arithmetic (``$((v))``, ``[[ $v -eq 1 ]]``, ``${a[v]}``,
+``let``), where ``a[$(cmd)]`` runs cmd. So a value assigned to a name that arithmetic reads —
+or passed as ``$1`` … to a function or an ``sh -c`` script that does — is code after all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from omg.graph.codewords import DECLARE
+from omg.graph.shellrefusals import ARITH_FLOW, POSITIONAL_FLOW
+
+_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+class Word(Protocol):
+    """A word as the scanner read it."""
+
+    @property
+    def text(self) -> str: ...
+
+    ids: list[int]
+    raw: str
+
+
+@dataclass(frozen=True)
+class Inner:
+    """The script of ``sh -c SCRIPT …``: its text, its arithmetic, its arguments' placeholders."""
+
+    script: str
+    arithmetic: list[str]
+    ids: list[int]
+
+
+_POSITIONAL = re.compile(r"\$\{?[1-9@*]")
+#: The operators of [[ … ]] whose operands bash evaluates as arithmetic.
+TEST_ARITH = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+
+class Flow:
+    """Where values go after a placeholder hands them to a variable: bash evaluates a
+    variable's value in arithmetic, so a value assigned to a name an arithmetic expression
+    reads (or passed as $1 … to code that does) is code after all."""
+
+    def __init__(self) -> None:
+        self.arithmetic: list[str] = []  # the text of every arithmetic context
+        self.assigned: list[tuple[str, list[int]]] = []  # variable ← placeholders
+        self.functions: set[str] = set()
+        self.calls: list[tuple[str, list[int]]] = []  # command name, its arguments' placeholders
+        self.inner: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT reads as arithmetic
+
+    def assign(self, word: str, ids: list[int]) -> None:
+        m = _ASSIGN.match(word)
+        if m is not None and ids:
+            self.assigned.append((m.group(0).rstrip("+="), ids))
+
+    def test(self, words: list[str]) -> None:
+        """The operands of [[ … ]]'s arithmetic comparisons."""
+        for k, w in enumerate(words):
+            if w in TEST_ARITH:
+                self.arithmetic.extend(words[max(k - 1, 0) : k] + words[k + 1 : k + 2])
+
+    def command(self, words: Sequence[Word], fed: list[int], inner: Inner | None) -> None:
+        """A simple command: ``words`` (its name first), the placeholders its standard input
+        holds, and for ``sh -c SCRIPT …`` the arithmetic of SCRIPT and its arguments'."""
+        name = words[0].text
+        args = [sid for w in words[1:] for sid in w.ids]
+        if name == "let":
+            self.arithmetic.extend(w.raw for w in words[1:])
+        elif name in DECLARE:
+            for w in words[1:]:
+                self.assign(w.text, w.ids)
+        elif name == "read":
+            for w in words[1:]:
+                if not w.text.startswith("-"):
+                    self.assigned.append((w.text, fed))
+        self.calls.append((name, args))
+        if inner is not None and inner.ids and _reads_arguments(inner):
+            self.inner.extend(inner.ids)
+
+    def judge(self, refuse: Callable[[int, str], None]) -> None:
+        text = "\n".join(self.arithmetic)
+        for name, ids in self.assigned:
+            if name and _mentions(text, name):
+                for sid in ids:
+                    refuse(sid, ARITH_FLOW.replace("{name}", name))
+        positional = _POSITIONAL.search(text) is not None
+        for name, ids in self.calls:
+            if positional and (name in self.functions or name == "set"):
+                for sid in ids:
+                    refuse(sid, POSITIONAL_FLOW)
+        for sid in self.inner:
+            refuse(sid, POSITIONAL_FLOW)
+
+
+def subscripts(part: str) -> str:
+    """The arithmetic of a ${…}: its subscript or offset (${v} and ${v:-x} evaluate nothing)."""
+    m = re.match(r"[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", part)
+    if m is None:
+        return part
+    rest = part[m.end() :]
+    out = ""
+    if rest.startswith("["):
+        close = rest.find("]")
+        out, rest = rest[1 : close if close >= 0 else len(rest)], rest[close + 1 :]
+    if rest.startswith(":") and rest[1:2] not in ("-", "=", "?", "+"):
+        out += " " + rest[1:]
+    return out
+
+
+def _reads_arguments(inner: Inner) -> bool:
+    """Whether an inner script evaluates an argument ($1 …) as arithmetic, or a variable it
+    assigned one to."""
+    text = "\n".join(inner.arithmetic)
+    if _POSITIONAL.search(text):
+        return True
+    names = re.findall(
+        r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)\+?=[^\s;&|]*\$\{?[1-9@*]", inner.script
+    )
+    return any(_mentions(text, n) for n in names)
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
