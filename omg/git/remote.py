@@ -153,7 +153,9 @@ def advanced(ref: str, ep: Endpoint, theirs: str | None) -> MovedOn:
     run = ref.removeprefix(RUNS) if ref.startswith(RUNS) else "RUN_ID"
     return MovedOn(
         f"push of {ref} to {ep.shown} was rejected: another leg advanced the run{at}. "
-        f"omg never force-pushes; fetch and resume: `omg resume --fetch {ep.arg} {run}`"
+        f"omg never force-pushes; continue from what it recorded with "
+        f"`omg resume --fetch {ep.arg} {run} --push {ep.arg}` (this clone's own record of the "
+        "run is kept as a kept/ branch)"
     )
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import pygit2
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
+from omg.git import lease as leases
 from omg.git import remote as remotes
 from omg.git import runbranch, worktrees
 from omg.git.edge import translated
@@ -20,6 +23,9 @@ from omg.git.names import (
     fanout_ref,
     fanout_refspec,
     fanout_tracking,
+    lease_ref,
+    lease_tracking,
+    owned_refs,
     remote_run_ref,
     run_ref,
 )
@@ -27,6 +33,8 @@ from omg.git.remote import GitToken
 from omg.git.worktrees import Worktree
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
+#: How a local run branch stands to its remote copy.
+Relation = Literal["same", "ahead", "behind", "diverged"]
 
 
 def open_repo(
@@ -78,6 +86,11 @@ class RunRepo:
         """The commit the local run branch is at, or None when it does not exist."""
         with self._lock, translated(f"reading omg/runs/{run_id} in {self.root}", _FIX):
             return runbranch.head(self._repo, run_ref(run_id))
+
+    def branch_head(self, branch: str) -> str | None:
+        """The commit local ``branch`` (e.g. a lane's) is at, or None when it does not exist."""
+        with self._lock, translated(f"reading {branch} in {self.root}", _FIX):
+            return runbranch.head(self._repo, HEADS + branch)
 
     def has_commit(self, sha: str) -> bool:
         """Whether the object database holds commit ``sha`` (a shallow clone may not)."""
@@ -171,6 +184,100 @@ class RunRepo:
             if theirs is None:
                 raise GitError(f"{remote} has no omg/runs/{run_id} here; fetch it first")
             return runbranch.adopt(self._repo, run_id, theirs, remote)
+
+    def relation(self, ours: str | None, theirs: str) -> Relation:
+        """How the local run branch at ``ours`` stands to the remote's at ``theirs``: the same,
+        ahead (it extends theirs: unpushed commits), behind, or diverged (each has commits the
+        other lacks)."""
+        with self._lock, translated(f"comparing {theirs[:12]} in {self.root}", _FIX):
+            if ours == theirs:
+                return "same"
+            if ours is None or self._repo.descendant_of(theirs, ours):
+                return "behind"
+            if self._repo.descendant_of(ours, theirs):
+                return "ahead"
+            return "diverged"
+
+    def keep_unpublished(self, remote: str, run_id: str, run_dir: Path) -> str | None:
+        """Before the remote's run branch is adopted over a local copy it does not extend: what
+        this clone recorded that the remote lacks — its run branch's own commits and any events
+        the run directory holds beyond them — moved to ``kept/omg-run-<id>-<sha7>``; the name,
+        or None when there was nothing to keep."""
+        with self._lock, translated(f"keeping the local record of run {run_id}", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote)
+            theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+            if theirs is None:
+                return None
+            ours = runbranch.head(self._repo, run_ref(run_id))
+            if ours is not None and self._repo.descendant_of(ours, theirs):
+                return None  # ahead: adopting keeps this clone's branch as it is
+            if (run_dir / "events.jsonl").is_file():
+                tree = runbranch.dir_tree(self._repo, run_dir, self._seen)
+                known = {self._repo[c].peel(pygit2.Commit).tree_id for c in (ours, theirs) if c}
+                if tree not in known:  # events no commit holds: a killed leg's, or a loser's
+                    self._ignore_omg(run_dir)
+                    runbranch.commit(
+                        self._repo, run_id, run_dir,
+                        f"omg {run_id}: what this clone recorded beyond its run branch, kept",
+                        expect_parent=ours,
+                        author=signature(self._repo, self._env, "AUTHOR"),
+                        committer=signature(self._repo, self._env, "COMMITTER"),
+                        seen=self._seen,
+                    )  # fmt: skip
+            return runbranch.set_aside(self._repo, run_id, theirs)
+
+    def clear_stale_locks(self, run_id: str) -> list[str]:
+        """Remove the lock files a killed git write left on the run's own refs (and its lanes'
+        index locks); the paths removed. Only the leg holding the run's leg lock calls this:
+        no other writer of those refs can be alive."""
+        with self._lock, translated(f"clearing stale locks of run {run_id}", _FIX):
+            common = self._common_dir()
+            found = [
+                path
+                for pattern in owned_refs(run_id)
+                for path in glob.glob(str(common / f"{pattern}.lock"))
+            ]
+            lanes = worktrees.run_dir(self.root, run_id).resolve()
+            for admin in (common / "worktrees").glob("*"):
+                try:
+                    gitdir = Path((admin / "gitdir").read_text().strip()).resolve()
+                except OSError:
+                    continue
+                if gitdir.is_relative_to(lanes) and (admin / "index.lock").exists():
+                    found.append(str(admin / "index.lock"))
+            for path in found:
+                Path(path).unlink(missing_ok=True)
+            return sorted(found)
+
+    def _common_dir(self) -> Path:
+        git_dir = Path(self._repo.path)
+        try:
+            return (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
+        except OSError:
+            return git_dir
+
+    # -- the lease ----------------------------------------------------------------------
+
+    def lease(self, remote: str, run_id: str) -> tuple[str, bytes] | None:
+        """After a fetch of the run: (commit, ``lease.json``) of the remote's lease, or None."""
+        with self._lock, translated(f"reading {remote}'s lease of run {run_id}", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote)
+            return leases.read(self._repo, lease_tracking(tracking, run_id))
+
+    def put_lease(
+        self, remote: str, run_id: str, data: bytes, message: str, *, parent: str | None
+    ) -> str:
+        """Commit ``data`` as the run's lease on top of ``parent`` (the remote's lease as read)
+        and push it: a compare-and-swap, MovedOn when another leg wrote the lease first."""
+        with self._lock, translated(f"writing the lease of run {run_id}", _FIX):
+            ref = lease_ref(run_id)
+            sha = leases.write(
+                self._repo, ref, data, message, parent=parent,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+            )  # fmt: skip
+            remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
+            return sha
 
     def set_aside_diverged(self, remote: str, run_id: str) -> str | None:
         """A local run branch that diverged from the fetched remote one, renamed to

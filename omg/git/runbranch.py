@@ -73,6 +73,11 @@ def commit(
     return str(oid)
 
 
+def dir_tree(repo: pygit2.Repository, run_dir: Path, seen: TreeCache) -> pygit2.Oid:
+    """The tree ``commit`` would record for ``run_dir`` (its blobs written, nothing committed)."""
+    return _tree(repo, run_dir, top=True, seen=seen) or repo.TreeBuilder().write()
+
+
 def snapshot(
     repo: pygit2.Repository,
     ref: str,

@@ -129,12 +129,14 @@ def restore(
         repo.create_reference_direct(ref, target.id, False, f"omg: restore worktree {name}")
         repo.references.create(base_ref(run_id, name), target.id, force=True)
     elif current != str(target.id) and not repo.descendant_of(target.id, current):
-        raise GitError(
-            f"branch {wanted} is at {current[:12]}, which run {run_id} never recorded (it "
-            f"recorded {str(target.id)[:12]}); omg will not drop those commits. Keep them "
-            f"with `git branch -m {wanted} {wanted}-kept` or drop them with "
-            f"`git branch -D {wanted}`, then resume"
-        )
+        if branch is not None:  # a branch of the user's: never moved back by omg
+            raise GitError(
+                f"branch {wanted} is at {current[:12]}, which run {run_id} never recorded (it "
+                f"recorded {str(target.id)[:12]}); omg will not drop those commits. Keep them "
+                f"with `git branch -m {wanted} {wanted}-kept` or drop them with "
+                f"`git branch -D {wanted}`, then resume"
+            )
+        _set_aside(repo, root, run_id, name, current, target)
     wt = acquire(repo, root, run_id, name, str(target.id), branch)
     checkout = open_checkout(repo, wt.path)
     if wt.branch != wanted:
@@ -150,6 +152,29 @@ def restore(
         # clean and only ever forward (checked above), so a hard reset loses nothing
         checkout.reset(target.id, ResetMode.HARD)
     return wt
+
+
+def _set_aside(
+    repo: pygit2.Repository, root: Path, run_id: str, name: str, current: str,
+    target: pygit2.Commit,
+) -> None:  # fmt: skip
+    """A lane of omg's own holds commits its run never recorded (an execution killed between
+    its lane commit and its event, or a leg that lost the run): keep them as
+    ``kept/omg-work-<run>-<name>-<sha7>`` and bring the lane back to what the run recorded."""
+    path = run_dir(root, run_id) / name
+    checkout = open_checkout(repo, path) if path.is_dir() and any(path.iterdir()) else None
+    if checkout is not None and _dirty(checkout):
+        raise GitError(
+            f"worktree {name!r} at {path} has uncommitted changes on commits run {run_id} never "
+            "recorded; commit or remove them, then resume"
+        )
+    kept = f"{HEADS}kept/omg-work-{run_id}-{name}-{current[:7]}"
+    if head(repo, kept) != current:
+        repo.create_reference_direct(kept, current, True, "omg: commits the run never recorded")
+    if checkout is not None:
+        checkout.reset(target.id, ResetMode.HARD)  # moves the branch it is on, and its files
+    else:
+        repo.references[HEADS + work_branch(run_id, name)].set_target(target.id, "omg: back")
 
 
 def clean(repo: pygit2.Repository, root: Path, run_id: str, tracking: str | None) -> list[str]:

@@ -22,7 +22,7 @@ from omg.leg.decisions import Decision
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.runners import Runner, default_runners
-from omg.runners.process import Spawner, spawn
+from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
 from omg.state.events import EventFields
@@ -137,6 +137,9 @@ def resume_run(
         )
     rundir.lock()
     try:
+        reaped = reap_run(run_mark(rundir.path))  # before any of their nodes runs again
+        if reaped:
+            env.warn(f"omg: stopped {reaped} process(es) a killed leg of run {run_id!r} left")
         state, last = load_run(rundir)
         catch_up(rundir, state)
         graph = graph_from_snapshot(state["graph"], state["graph_source"])
@@ -176,15 +179,22 @@ def resume_run(
             if rearm.gates:
                 start["forget_gates"] = list(rearm.gates)
             if not abandoned and not _has_work_after(graph, state, start):
-                return LegEnd(run_id, None, state, graph)
+                return _nothing_to_do(run_id, env, state, graph)
         elif decision is None and not abandoned and not schedule.unfinished(graph, status):
-            return LegEnd(run_id, None, state, graph)
+            return _nothing_to_do(run_id, env, state, graph)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
         given = [decision] if decision is not None else []
         result = _run_leg(graph, rec, env, options(graph), state["inputs"], start, given, replay)
         return LegEnd(run_id, result, rec.state, graph)
     finally:
         rundir.close()
+
+
+def _nothing_to_do(run_id: str, env: Environment, state: State, graph: Graph) -> LegEnd:
+    """No leg runs; what an earlier leg committed but did not push is pushed now."""
+    if env.commits is not None:
+        env.commits.publish(state)
+    return LegEnd(run_id, None, state, graph)
 
 
 def _run_leg(
@@ -203,7 +213,7 @@ def _run_leg(
         inputs=inputs,
         rundir=rec.rundir,
         recorder=rec,
-        spawn=env.spawn,
+        spawn=Marked(env.spawn, run_mark(rec.rundir.path)),  # what a later leg reaps
         runners=env.runners or default_runners(),
         workspace=commits.workspace
         if commits is not None
@@ -219,26 +229,32 @@ def _run_leg(
     for listener in env.listeners:
         rec.listen(listener)
     if commits is not None:
-        start.update(commits.before_leg(rec))
-    judged = rec.ref()  # what the human looked at: the state before this leg's first event
-    rec.emit("run_started", start)
-    for ev in replay:
-        rec.replay(ev)
-    for d in given:
-        decisions.record(rec, graph, d, judged)
-    for d in decisions.undelivered(graph, rec.state):  # recorded, so never asked again: applied
-        decisions.deliver(rec, graph, d)
-    if commits is not None:
-        commits.settled(rec, "", "", 0)
-    leg = Leg(
-        ctx,
-        opts,
-        on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
-    )
-    result = leg.run()
-    if commits is not None:
-        commits.after_leg(rec, result)
-    return result
+        commits.take_lease(rec)  # refused while a live leg elsewhere holds the run
+    try:
+        if commits is not None:
+            start.update(commits.before_leg(rec))
+        judged = rec.ref()  # what the human looked at: the state before this leg's first event
+        rec.emit("run_started", start)
+        for ev in replay:
+            rec.replay(ev)
+        for d in given:
+            decisions.record(rec, graph, d, judged)
+        for d in decisions.undelivered(graph, rec.state):  # recorded, never asked again: applied
+            decisions.deliver(rec, graph, d)
+        if commits is not None:
+            commits.settled(rec, "", "", 0)
+        leg = Leg(
+            ctx,
+            opts,
+            on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
+        )
+        result = leg.run()
+        if commits is not None:
+            commits.after_leg(rec, result)
+        return result
+    finally:
+        if commits is not None:
+            commits.release_lease()
 
 
 def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:
