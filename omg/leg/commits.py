@@ -158,19 +158,25 @@ class RunCommits:
             "is kept as a kept/ branch)"
         )
 
-    def publish(self, state: State) -> None:
-        """For a leg with nothing to run: push what the local run branch (and its lanes) hold
-        beyond the remote's — a leg killed between its commit and its push left it ahead."""
+    def publish(self, state: State, run_dir: Path) -> None:
+        """For a leg with nothing to run: commit what the run directory holds beyond its branch
+        and push what the branch (and its lanes) hold beyond the remote's — a leg killed
+        between its events and its commit, or its commit and its push, left them behind."""
+        self._clear_locks()
+        self.head = self.repo.run_head(self.run_id)
+        if self.head is None and self.push_remote is None:
+            return  # a run that never committed here is not started on a branch by a no-op
+        if self.push_remote is not None:
+            self.repo.fetch(self.push_remote, run_refspecs(self.run_id, self.push_remote))
+            self._refuse_moved()
+        legs = max(1, len(state["legs"]))
+        self.head = self.repo.commit_run_dir(
+            self.run_id, run_dir, f"omg {self.run_id} leg {legs}: recorded",
+            expect_parent=self.head,
+        )  # fmt: skip
         if self.push_remote is None:
             return
-        self._clear_locks()
-        self.repo.fetch(self.push_remote, run_refspecs(self.run_id, self.push_remote))
-        self.head = self.repo.run_head(self.run_id)
-        if self.head is None:
-            return
-        self._refuse_moved()
-        remote = self.repo.remote_run_head(self.push_remote, self.run_id)
-        if remote == self.head:
+        if self.repo.remote_run_head(self.push_remote, self.run_id) == self.head:
             return
         refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
         lanes = {lane["branch"] for lane in state["worktrees"].values()}

@@ -193,7 +193,7 @@ def resume_run(
 def _nothing_to_do(run_id: str, env: Environment, state: State, graph: Graph) -> LegEnd:
     """No leg runs; what an earlier leg committed but did not push is pushed now."""
     if env.commits is not None:
-        env.commits.publish(state)
+        env.commits.publish(state, env.runs_dir / run_id)
     return LegEnd(run_id, None, state, graph)
 
 
