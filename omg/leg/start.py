@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import Hint, StateError, UsageError
+from omg.errors import Hint, OmgError, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions
@@ -162,10 +162,12 @@ def resume_run(
         if decision is not None:
             decisions.check(state, decision)
         elif state["paused_at"] and not retry_failed:
+            _publish(env, state, strict=False)
             raise decisions.refuse_paused(state)
         if not retry_failed and decision is None and not abandoned:
             failed = schedule.failed_for_good(graph, status)
             if failed:
+                _publish(env, state, strict=False)
                 raise StateError(
                     f"run {run_id!r} failed at {', '.join(failed)}",
                     hint=Hint("retry_failed", run_id),
@@ -191,10 +193,26 @@ def resume_run(
 
 
 def _nothing_to_do(run_id: str, env: Environment, state: State, graph: Graph) -> LegEnd:
-    """No leg runs; what an earlier leg committed but did not push is pushed now."""
-    if env.commits is not None:
-        env.commits.publish(state, env.runs_dir / run_id)
+    """No leg runs; what an earlier leg recorded but did not commit or push goes out now."""
+    _publish(env, state, strict=True)
     return LegEnd(run_id, None, state, graph)
+
+
+def _publish(env: Environment, state: State, *, strict: bool) -> None:
+    """Commit and push what an earlier leg recorded here and was killed before committing or
+    pushing (its last events, its last commits). ``strict``: a failure is the leg's; else it
+    is only warned about, ahead of the refusal the caller raises."""
+    if env.commits is None:
+        return
+    try:
+        env.commits.publish(state, env.runs_dir / state["run_id"])
+    except OmgError as exc:
+        if strict:
+            raise
+        env.warn(
+            f"warning: what an earlier leg recorded of run {state['run_id']!r} stays "
+            f"unpublished: {exc}"
+        )
 
 
 def _run_leg(

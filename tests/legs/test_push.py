@@ -128,3 +128,38 @@ def test_a_stale_ref_lock_from_a_killed_commit_is_cleared_by_the_next_leg(
     assert not lock.exists()
     assert remote_state(bare, "r")["status"] == "passed"
     assert launches(events(run_path(a, "r")), leg=2) == [("second", 0), ("third", 0)]
+
+
+FAILING = """\
+name: failing
+nodes:
+  - id: ok
+    run: echo ok
+  - id: bad
+    depends_on: [ok]
+    run: exit 1
+"""
+
+
+def test_a_leg_killed_before_its_last_commit_is_committed_and_pushed_by_the_next(
+    tmp_path: Path,
+) -> None:
+    """The run failed, and its leg was killed before committing (and pushing) its end: the next
+    leg refuses to run a failed run, but first puts its end on record."""
+    a = git_checkout(tmp_path / "a", {"g.yaml": FAILING})
+    bare = tmp_path / "origin.git"
+    bare_origin(a, bare)
+    assert omg_in(a, "run", "g.yaml", "--run-id", "r", "--push", "origin").returncode == 1
+    repo, remote = pygit2.Repository(str(a)), pygit2.Repository(str(bare))
+    end = repo.references[RUN].peel(pygit2.Commit)
+    before = str(end.parents[0].id)  # as the kill left them: the end in the directory only
+    repo.references[RUN].set_target(before)
+    remote.references[RUN].set_target(before)
+    repo.references["refs/remotes/origin/omg/runs/r"].set_target(before)
+    assert remote_state(bare, "r")["status"] != "failed"
+
+    res = omg_in(a, "resume", "r", "--push", "origin")
+    assert res.returncode == 3 and "failed at bad" in res.stderr, res.stderr
+    state = remote_state(bare, "r")
+    assert state["status"] == "failed" and state["legs"][-1]["outcome"] == "failed"
+    assert remote_log(bare, RUN)[1] == before  # one commit on top: the directory's end
