@@ -20,6 +20,7 @@ from omg.git.edge import translated
 from omg.git.identity import signature
 from omg.git.names import (
     HEADS,
+    base_ref,
     fanout_ref,
     fanout_refspec,
     fanout_tracking,
@@ -352,6 +353,11 @@ class RunRepo:
         with self._lock, translated(f"preparing worktree {name!r} of run {run_id}", _FIX):
             return worktrees.acquire(self._repo, self.root, run_id, name, base, branch)
 
+    def lane_base(self, run_id: str, name: str) -> str | None:
+        """Where the run's lane ``name`` started in this clone (``refs/omg/base/…``), or None."""
+        with self._lock, translated(f"reading where lane {name!r} of run {run_id} started", _FIX):
+            return runbranch.head(self._repo, base_ref(run_id, name))
+
     def commit_worktree(self, wt: Worktree, message: str) -> str | None:
         """Commit every change in the worktree on its branch; None when nothing changed."""
         with self._lock, translated(f"committing worktree {wt.name!r} at {wt.path}", _FIX):
@@ -371,7 +377,8 @@ class RunRepo:
     ) -> Worktree:
         """Bring the worktree and its branch exactly to ``commit`` (e.g. in a fresh clone)."""
         with self._lock, translated(f"restoring worktree {name!r} of run {run_id}", _FIX):
-            return worktrees.restore(self._repo, self.root, run_id, name, commit, branch)
+            sig = signature(self._repo, self._env, "COMMITTER")
+            return worktrees.restore(self._repo, self.root, run_id, name, commit, branch, sig)
 
     def clean(self, run_id: str, *, remote: str | None = None) -> list[str]:
         """Remove the run's worktrees, keeping any with changes and any branch with unique work.

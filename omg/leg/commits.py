@@ -46,8 +46,11 @@ class GitWorkspace(LocalWorkspace):
             wt = self.lanes.get(name)
             if wt is None:
                 rec = self.recorded.get(name)
+                start = None if branch else self.repo.lane_base(self.run_id, name)
                 if rec is not None:
                     wt = self.repo.restore_worktree(self.run_id, name, rec["commit"], branch=branch)
+                elif start is not None:  # no settled node recorded it: back to where it began
+                    wt = self.repo.restore_worktree(self.run_id, name, start)
                 else:
                     wt = self.repo.acquire_worktree(
                         self.run_id, name, base=self.base, branch=branch

@@ -253,18 +253,33 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
 class Dag:
     nodes: tuple[tuple[str, tuple[str, ...], int, bool], ...]  # id, parents, sleep ms, fails
     concurrency: int
+    lane: bool = False  # odd nodes share `worktree: lane` (a real worktree in git), writing there
 
     def yaml(self) -> str:
         fails = any(f for *_, f in self.nodes)
         lines = ["name: random", f"concurrency: {self.concurrency}"]
         lines += ["on_fail: continue"] if fails else []
         lines.append("nodes:")
-        for nid, parents, ms, fail in self.nodes:
-            cmd = f"sleep 0.{ms:03d}; echo {nid} >> log.txt" + ("; exit 1" if fail else "")
+        for i, (nid, parents, ms, fail) in enumerate(self.nodes):
+            in_lane = self.lane and i % 2 == 1
+            log = f"{LANE_TO_ROOT}log.txt" if in_lane else "log.txt"
+            wrote = f"echo {nid} > {nid}.txt; " if in_lane else ""
+            cmd = f"sleep 0.{ms:03d}; {wrote}echo {nid} >> {log}" + ("; exit 1" if fail else "")
             lines += [f"  - id: {nid}", f"    run: '{cmd}'"]
+            lines += ["    worktree: lane"] if in_lane else []
             if parents:
                 lines.append(f"    depends_on: [{', '.join(parents)}]")
         return "\n".join(lines) + "\n"
+
+
+#: From a lane (``.omg/worktrees/<run>/lane``, in git or not) back to the run's root.
+LANE_TO_ROOT = "../../../../"
+
+
+def lane_files(root: Path) -> dict[str, str]:
+    """What the nodes wrote into the lane: ``n*.txt`` by name."""
+    lane = root / ".omg" / "worktrees" / "r" / "lane"
+    return {p.name: p.read_text() for p in sorted(lane.glob("n*.txt"))}
 
 
 @st.composite
@@ -276,7 +291,7 @@ def dags(draw: st.DrawFn) -> Dag:
         ms = draw(st.integers(0, 20))
         fail = draw(st.integers(0, 7)) == 0
         nodes.append((f"n{i}", tuple(f"n{p}" for p in sorted(parents)), ms, fail))
-    return Dag(tuple(nodes), draw(st.integers(1, 3)))
+    return Dag(tuple(nodes), draw(st.integers(1, 3)), draw(st.booleans()))
 
 
 @dataclass(frozen=True)
@@ -464,6 +479,7 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
     from omg.cli import status
 
     points: list[dict[str, Any]] = []
+    lanes: list[int | None] = []  # per example: None without a lane, else lane commits set aside
     examples = [0]
 
     @settings(
@@ -480,9 +496,10 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
         base = case / "baseline"
         write_graph(base, dag.yaml())
         baseline = _start_in_process(base, "r")
-        full = events(run_path(base, "r"))
         with _place(mode, case / "killed", dag.yaml()) as place:
-            _kill_and_resume(place, plan, full, baseline, points, run_dir_check, status)
+            lanes.append(
+                _kill_and_resume(place, plan, base, baseline, points, run_dir_check, status)
+            )
         shutil.rmtree(case)
 
     prop()
@@ -497,7 +514,9 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
         "before_first_event": sum(p["landed"] == "before any event" for p in points),
         "after_leg_end": sum(p["landed"] in ("after exit", "after run_finished") for p in points),
     }
+    summary["examples_with_a_lane"] = sum(n is not None for n in lanes)
     if mode != "outside-git":
+        summary["lanes_set_aside"] = sum(n or 0 for n in lanes)
         summary["right_after_a_commit"] = sum(p["aim"] == "commit" for p in points)
         keys = ["events_past_commit", "stale_lock", "simulated_ref_lock"]
         keys += ["ahead_of_remote", "lease_left_by_a_killed_leg"] if mode == "push" else []
@@ -519,16 +538,19 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
 def _kill_and_resume(
     place: Place,
     plan: list[Kill],
-    full: list[dict[str, Any]],
+    baseline_root: Path,
     baseline: dict[str, Any],
     points: list[dict[str, Any]],
     run_dir_check: Callable[[Path], dict],
     status: Any,
-) -> None:
+) -> int | None:
+    """Kill and resume one example's legs, checking every invariant; the lane commits set aside
+    (None: the graph has no lane)."""
     from omg.state.store import RunDir, load_run
 
     root = place.root
     rd = run_path(root, "r")
+    full = events(run_path(baseline_root, "r"))  # what a whole run of this graph records
     guarded: list[tuple[int, set[str], dict[str, int]]] = []  # (leg, passed, log counts)
     recorded: list[bytes] = []  # the event stream after each kill: never shortened after
     pushed: list[str] = []  # the remote's run-branch head after each kill: never left
@@ -617,7 +639,16 @@ def _kill_and_resume(
             break
     assert _settled(rd)
     final = run_dir_check(rd)
-    assert comparable(final) == comparable(baseline)
+    got, want = comparable(final), comparable(baseline)
+    lanes = got.pop("worktrees")  # in git: the lane's branch and commit, which differ by nature
+    assert want.pop("worktrees") == {} and got == want
+    assert lane_files(root) == lane_files(baseline_root)
+    if lanes:
+        import pygit2
+
+        tree = pygit2.Repository(str(root))[lanes["lane"]["commit"]].peel(pygit2.Commit).tree
+        held = {e.name: tree[e.name].data.decode() for e in tree if e.name.startswith("n")}
+        assert held == lane_files(root), "the lane's files are not what its run recorded"
     stream = (rd / "events.jsonl").read_bytes()
     for before in recorded:
         assert stream.startswith(before), "an event recorded before a kill was lost"
@@ -641,3 +672,11 @@ def _kill_and_resume(
         tree = remote[head].peel(pygit2.Commit).tree
         assert remote[tree["events.jsonl"].id].data == stream
         assert _lease_standing(place.bare) != "live", "a lease outlived every leg"
+    if not any(node.get("worktree") for node in baseline["graph"]["nodes"]):
+        return None
+    if not place.git:
+        return 0
+    import pygit2
+
+    kept = [r for r in pygit2.Repository(str(root)).references if "/kept/omg-work-r-" in r]
+    return len(kept)
