@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -14,8 +13,8 @@ import pygit2
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git import lease as leases
+from omg.git import locks, runbranch, worktrees
 from omg.git import remote as remotes
-from omg.git import runbranch, worktrees
 from omg.git.edge import translated
 from omg.git.identity import signature
 from omg.git.names import (
@@ -26,7 +25,6 @@ from omg.git.names import (
     fanout_tracking,
     lease_ref,
     lease_tracking,
-    owned_refs,
     remote_run_ref,
     run_ref,
 )
@@ -209,53 +207,19 @@ class RunRepo:
             theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
             if theirs is None:
                 return None
-            ours = runbranch.head(self._repo, run_ref(run_id))
-            if ours is not None and self._repo.descendant_of(ours, theirs):
-                return None  # ahead: adopting keeps this clone's branch as it is
-            if (run_dir / "events.jsonl").is_file():
-                tree = runbranch.dir_tree(self._repo, run_dir, self._seen)
-                known = {self._repo[c].peel(pygit2.Commit).tree_id for c in (ours, theirs) if c}
-                if tree not in known:  # events no commit holds: a killed leg's, or a loser's
-                    self._ignore_omg(run_dir)
-                    runbranch.commit(
-                        self._repo, run_id, run_dir,
-                        f"omg {run_id}: what this clone recorded beyond its run branch, kept",
-                        expect_parent=ours,
-                        author=signature(self._repo, self._env, "AUTHOR"),
-                        committer=signature(self._repo, self._env, "COMMITTER"),
-                        seen=self._seen,
-                    )  # fmt: skip
-            return runbranch.set_aside(self._repo, run_id, theirs)
+            self._ignore_omg(run_dir)
+            return runbranch.keep(
+                self._repo, run_id, run_dir, theirs,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+                seen=self._seen,
+            )  # fmt: skip
 
     def clear_stale_locks(self, run_id: str) -> list[str]:
         """Remove the lock files a killed git write left on the run's own refs (and its lanes'
-        index locks); the paths removed. Only the leg holding the run's leg lock calls this:
-        no other writer of those refs can be alive."""
+        index locks); the paths removed. Only for the leg holding the run's leg lock."""
         with self._lock, translated(f"clearing stale locks of run {run_id}", _FIX):
-            common = self._common_dir()
-            found = [
-                path
-                for pattern in owned_refs(run_id)
-                for path in glob.glob(str(common / f"{pattern}.lock"))
-            ]
-            lanes = worktrees.run_dir(self.root, run_id).resolve()
-            for admin in (common / "worktrees").glob("*"):
-                try:
-                    gitdir = Path((admin / "gitdir").read_text().strip()).resolve()
-                except OSError:
-                    continue
-                if gitdir.is_relative_to(lanes) and (admin / "index.lock").exists():
-                    found.append(str(admin / "index.lock"))
-            for path in found:
-                Path(path).unlink(missing_ok=True)
-            return sorted(found)
-
-    def _common_dir(self) -> Path:
-        git_dir = Path(self._repo.path)
-        try:
-            return (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
-        except OSError:
-            return git_dir
+            return locks.clear_stale(self._repo, self.root, run_id)
 
     # -- the lease ----------------------------------------------------------------------
 
@@ -279,14 +243,6 @@ class RunRepo:
             )  # fmt: skip
             remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
             return sha
-
-    def set_aside_diverged(self, remote: str, run_id: str) -> str | None:
-        """A local run branch that diverged from the fetched remote one, renamed to
-        ``kept/omg-run-<id>-<sha7>`` so the remote's can be adopted; the new name, or None."""
-        with self._lock, translated(f"setting aside omg/runs/{run_id}", _FIX):
-            tracking = remotes.tracking_name(self._repo, remote)
-            theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
-            return None if theirs is None else runbranch.set_aside(self._repo, run_id, theirs)
 
     # -- fan-out records ----------------------------------------------------------------
 
