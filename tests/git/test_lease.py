@@ -151,3 +151,40 @@ def test_a_stale_index_lock_of_the_runs_lane_is_cleared(run_repo: RunRepo, user:
         run_repo.commit_worktree(wt, "m")
     assert run_repo.clear_stale_locks("r1") == [str(admin / "index.lock")]
     assert run_repo.commit_worktree(wt, "m")
+
+
+def _take(args: tuple[str, str, str, int]) -> bool:
+    """In a process of its own: one leg's attempt to take the lease from ``parent``."""
+    checkout, remote, parent, n = args
+    leg = runner(Path(checkout))
+    try:
+        leg.put_lease(remote, "r1", f'{{"leg": {n}}}\n'.encode(), f"leg {n}", parent=parent)
+    except MovedOn:
+        return False
+    return True
+
+
+def test_two_legs_taking_one_lease_at_once_never_both_win_on_a_remote_on_this_machine(
+    run_repo: RunRepo, origin: str, tmp_path: Path
+) -> None:
+    """libgit2 moves a local remote's ref by force once its own check passed; omg's push checks
+    again where the ref moves, so pushes that all checked at once still settle one winner."""
+    import multiprocessing
+
+    parent = run_repo.put_lease("origin", "r1", b"{}\n", "first", parent=None)
+    checkouts = []
+    for n in range(3):
+        clone(origin, tmp_path / f"leg{n}")
+        leg = runner(tmp_path / f"leg{n}")
+        leg.fetch("origin", run_refspecs("r1", "origin"))
+        checkouts.append(str(tmp_path / f"leg{n}"))
+    bare = Path(origin.removeprefix("file://"))
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        for _ in range(8):
+            won = pool.map(_take, [(c, "origin", parent, n) for n, c in enumerate(checkouts)])
+            assert won.count(True) == 1, won
+            tip = git(bare, "rev-parse", LEASE).strip()
+            assert git(bare, "rev-parse", f"{tip}^").strip() == parent  # a child of the read
+            parent = tip
+            for c in checkouts:
+                runner(Path(c)).fetch("origin", run_refspecs("r1", "origin"))

@@ -333,7 +333,7 @@ def test_two_checkouts_racing_one_run_never_both_run_it(
         assert all("Traceback" not in err for _, err in ends), ends
         assert codes == [0, 3], ends
         posts = [x for x in log_lines(root) if x.startswith("post-")]
-        assert len(posts) == 1, (posts, ends)
+        assert len(posts) == 1, "\n----\n".join([str(posts)] + [e for _, e in ends])
         state = remote_state(bare, "r")
         assert state["status"] == "passed" and len(state["legs"]) == 2
         loser = next(err for code, err in ends if code == 3)
