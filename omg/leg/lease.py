@@ -250,7 +250,6 @@ class LegLease:
                 "nothing ran here, and that leg continues the run"
             ) from None
         lease = cls(repo, remote, run_id, holder, commit, times=times, clock=clock, warn=warn)
-        lease.expires = now + times.ttl_s
         lease._thread.start()
         return lease
 
