@@ -56,5 +56,9 @@ class MovedOn(GitError):
     """Compare-and-swap lost: another leg advanced the run branch first; nothing was spent."""
 
 
+class Held(MovedOn):
+    """Another leg, alive on this machine or another, holds the run's lease; nothing was spent."""
+
+
 class GitHubError(OmgError):
     """GitHub's REST API refused or kept failing a request; what omg recorded is kept."""

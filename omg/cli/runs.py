@@ -185,6 +185,8 @@ def resume(
         env = _environment(runs_dir, progress, rehearsed)
         env.inputs = inputs or {}  # a run's secret inputs, given again (omg never records them)
         _attach_git(env, run_id, commit=commit, push=push)
+        if env.commits is not None:
+            env.commits.fetched_from = fetch  # a live lease there refuses this leg too
         print(f"Resuming run {run_id!r}", file=sys.stderr)
         end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
     return _report(end, runs_dir, by_node)

@@ -1,5 +1,6 @@
 """The ref namespace omg owns: run branches, work branches, recorded worktree bases, the
-records fan-out jobs publish and the notes recorded about a run off its branch."""
+records fan-out jobs publish, the notes recorded about a run off its branch and the lease a
+leg holds on a run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ RUNS = "refs/heads/omg/runs/"
 BASES = "refs/omg/base/"
 FANOUT = "refs/omg/fanout/"
 NOTES = "refs/omg/notes/"
+LEASES = "refs/omg/lease/"
 HEADS = "refs/heads/"
 
 
@@ -52,9 +54,44 @@ def worktree_id(run_id: str, name: str) -> str:
     return f"omg-{run_id}-{name}-{digest}"
 
 
-def run_refspecs(run_id: str) -> list[str]:
-    """What a leg fetches (into remote-tracking refs): the run branch and its worktree lanes."""
-    return [run_ref(run_id), f"{HEADS}omg/work/{checked('run id', run_id)}/*"]
+def run_refspecs(run_id: str, remote: str) -> list[str]:
+    """What a leg fetches (into remote-tracking refs): the run branch, its worktree lanes and
+    its lease."""
+    return [
+        run_ref(run_id),
+        f"{HEADS}omg/work/{checked('run id', run_id)}/*",
+        f"{lease_ref(run_id)}:{lease_tracking(remote, run_id)}",
+    ]
+
+
+def lease_ref(run_id: str) -> str:
+    """``refs/omg/lease/<run_id>``: which leg holds the run, until when (outside refs/heads)."""
+    return LEASES + checked("run id", run_id)
+
+
+def lease_tracking(tracking: str, run_id: str) -> str:
+    """``refs/remotes/<tracking>/omg-lease/<run_id>``: the lease as last fetched."""
+    return f"refs/remotes/{tracking}/omg-lease/{checked('run id', run_id)}"
+
+
+def owned_refs(run_id: str) -> list[str]:
+    """Glob patterns (relative to the refs' directory) of every ref only a leg of the run writes:
+    its branch, lanes, lane bases, records and lease, and the remote-tracking copies of them."""
+    rid = checked("run id", run_id).replace("[", "[[]")  # glob-safe: a ref name has no * or ?
+    mine = [
+        f"refs/heads/omg/runs/{rid}",
+        f"refs/heads/omg/work/{rid}/*",
+        f"refs/omg/base/{rid}/*",
+        f"refs/omg/fanout/{rid}/*",
+        f"refs/omg/lease/{rid}",
+    ]
+    tracked = [
+        f"refs/remotes/*/omg/runs/{rid}",
+        f"refs/remotes/*/omg/work/{rid}/*",
+        f"refs/remotes/*/omg-fanout/{rid}/*",
+        f"refs/remotes/*/omg-lease/{rid}",
+    ]
+    return mine + tracked
 
 
 def fanout_ref(run_id: str, entry: str) -> str:

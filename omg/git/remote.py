@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pygit2
-from pygit2.enums import CredentialType, FetchPrune
+from pygit2.enums import CredentialType, FetchPrune, FileMode
 
 from omg.errors import GitError, MovedOn, OmgError
 from omg.git.edge import describe, redact
@@ -153,7 +154,9 @@ def advanced(ref: str, ep: Endpoint, theirs: str | None) -> MovedOn:
     run = ref.removeprefix(RUNS) if ref.startswith(RUNS) else "RUN_ID"
     return MovedOn(
         f"push of {ref} to {ep.shown} was rejected: another leg advanced the run{at}. "
-        f"omg never force-pushes; fetch and resume: `omg resume --fetch {ep.arg} {run}`"
+        f"omg never force-pushes; continue from what it recorded with "
+        f"`omg resume --fetch {ep.arg} {run} --push {ep.arg}` (this clone's own record of the "
+        "run is kept as a kept/ branch)"
     )
 
 
@@ -163,9 +166,31 @@ def push(
     refspecs: list[str],
     tokens: Sequence[GitToken],
 ) -> None:
-    """Push ``refspecs`` without force; a lost race or any rejection is a GitError."""
+    """Push ``refspecs`` without force; a lost race or any rejection is a GitError.
+
+    Each ref moves only if the remote still holds a commit the pushed one extends, checked
+    where it is updated (receive-pack does so for a server; for a remote on this machine,
+    ``_push_local``): a compare-and-swap, so of two legs pushing from one state one loses.
+    """
     ep = endpoint(repo, remote)
     specs = [_push_spec(spec) for spec in refspecs]
+    path = _local_path(ep.url)
+    if path is None:
+        _send(repo, ep, specs, tokens)
+    else:
+        _push_local(repo, ep, path, specs)
+    for spec in specs:
+        src, dst = spec.split(":")
+        if src and dst.startswith(HEADS):  # mirror what the remote now holds, as `git push` does
+            oid = repo.revparse_single(src).id
+            tracking = f"refs/remotes/{ep.tracking}/{dst.removeprefix(HEADS)}"
+            repo.create_reference_direct(tracking, oid, True, "omg: push")
+
+
+def _send(
+    repo: pygit2.Repository, ep: Endpoint, specs: list[str], tokens: Sequence[GitToken]
+) -> None:
+    """One libgit2 push of ``specs`` (full ``src:dst``), its failures and rejections as errors."""
     callbacks = Callbacks(repo, ep, tokens)
     try:
         ep.remote.push(specs, callbacks=callbacks, proxy=True)
@@ -183,12 +208,78 @@ def push(
         if any(word in why for word in _LOST_RACE):
             raise advanced(ref, ep, None)
         raise GitError(f"{ep.shown} refused {ref}: {why}; fix what it names, then resume the run")
+
+
+def _push_local(repo: pygit2.Repository, ep: Endpoint, path: str, specs: list[str]) -> None:
+    """A push to a repository on this machine, done here: libgit2 would write such a remote's
+    refs by force once its own check passed (so two pushers that both checked would both land)
+    and trips over refs others delete meanwhile. The objects the remote lacks are copied into
+    it, each after what it refers to, then each ref moves by compare-and-swap, as receive-pack
+    moves it."""
+    there = pygit2.Repository(path)
     for spec in specs:
         src, dst = spec.split(":")
-        if src and dst.startswith(HEADS):  # mirror what the remote now holds, as `git push` does
-            oid = repo.revparse_single(src).id
-            tracking = f"refs/remotes/{ep.tracking}/{dst.removeprefix(HEADS)}"
-            repo.create_reference_direct(tracking, oid, True, "omg: push")
+        if not src:  # a fan-out record the fold has taken in
+            with contextlib.suppress(KeyError):
+                there.references.delete(dst)
+            continue
+        new = repo.revparse_single(src).id
+        _carry(repo, there, new)
+        _swap(there, dst, new, ep)
+
+
+def _carry(repo: pygit2.Repository, there: pygit2.Repository, top: pygit2.Oid) -> None:
+    """Copy every object ``top`` reaches that ``there`` lacks, children before parents, so an
+    object there always comes with everything it refers to (a copy cut short leaves no hole)."""
+    stack: list[tuple[pygit2.Oid, bool]] = [(top, False)]
+    done: set[pygit2.Oid] = set()
+    while stack:
+        oid, expanded = stack.pop()
+        if oid in done or oid in there.odb:
+            continue
+        if expanded:
+            kind, data = repo.odb.read(oid)
+            there.odb.write(kind, data)
+            done.add(oid)
+            continue
+        stack.append((oid, True))
+        obj = repo[oid]
+        if isinstance(obj, pygit2.Commit):
+            stack += [(obj.tree_id, False)] + [(p, False) for p in obj.parent_ids]
+        elif isinstance(obj, pygit2.Tree):
+            stack += [(e.id, False) for e in obj if e.filemode != FileMode.COMMIT]
+        elif isinstance(obj, pygit2.Tag):
+            stack.append((obj.target, False))
+
+
+def _swap(there: pygit2.Repository, dst: str, new: pygit2.Oid, ep: Endpoint) -> None:
+    """Move ``dst`` in the remote repository ``there`` to ``new`` if it is new or ``new``
+    extends what it holds — checked again under the ref's lock (``set_target`` refuses a ref
+    that moved since it was read)."""
+    current = there.references.get(dst)
+    try:
+        if current is None:
+            there.references.create(dst, new)  # not forced: fails if another created it first
+            return
+        old = current.resolve().target
+        if old == new:
+            return
+        if not there.descendant_of(new, old):
+            raise advanced(dst, ep, str(old))
+        current.set_target(new, "omg: push")
+    except (pygit2.AlreadyExistsError, pygit2.GitError) as exc:
+        raise advanced(dst, ep, None) from exc  # it moved (or was created) since it was read
+    except OSError as exc:
+        if "lock" not in str(exc):
+            raise
+        raise advanced(dst, ep, None) from exc  # another pusher holds its lock this instant
+
+
+def _local_path(url: str) -> str | None:
+    """The directory of a remote on this machine (a path or a file:// URL), else None."""
+    if url.startswith("file://"):
+        return unquote(urlsplit(url).path)
+    return url if url.startswith("/") else None
 
 
 def fetch(

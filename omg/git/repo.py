@@ -6,20 +6,25 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import pygit2
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
-from omg.git import notes, runbranch, worktrees
+from omg.git import lease as leases
+from omg.git import locks, notes, runbranch, worktrees
 from omg.git import remote as remotes
 from omg.git.edge import translated
 from omg.git.identity import signature
 from omg.git.names import (
     HEADS,
+    base_ref,
     fanout_ref,
     fanout_refspec,
     fanout_tracking,
+    lease_ref,
+    lease_tracking,
     note_ref,
     notes_prefix,
     notes_refspec,
@@ -31,6 +36,8 @@ from omg.git.remote import GitToken
 from omg.git.worktrees import Worktree
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
+#: How a local run branch stands to its remote copy.
+Relation = Literal["same", "ahead", "behind", "diverged"]
 
 
 def open_repo(
@@ -82,6 +89,11 @@ class RunRepo:
         """The commit the local run branch is at, or None when it does not exist."""
         with self._lock, translated(f"reading omg/runs/{run_id} in {self.root}", _FIX):
             return runbranch.head(self._repo, run_ref(run_id))
+
+    def branch_head(self, branch: str) -> str | None:
+        """The commit local ``branch`` (e.g. a lane's) is at, or None when it does not exist."""
+        with self._lock, translated(f"reading {branch} in {self.root}", _FIX):
+            return runbranch.head(self._repo, HEADS + branch)
 
     def has_commit(self, sha: str) -> bool:
         """Whether the object database holds commit ``sha`` (a shallow clone may not)."""
@@ -176,13 +188,65 @@ class RunRepo:
                 raise GitError(f"{remote} has no omg/runs/{run_id} here; fetch it first")
             return runbranch.adopt(self._repo, run_id, theirs, remote)
 
-    def set_aside_diverged(self, remote: str, run_id: str) -> str | None:
-        """A local run branch that diverged from the fetched remote one, renamed to
-        ``kept/omg-run-<id>-<sha7>`` so the remote's can be adopted; the new name, or None."""
-        with self._lock, translated(f"setting aside omg/runs/{run_id}", _FIX):
+    def relation(self, ours: str | None, theirs: str) -> Relation:
+        """How the local run branch at ``ours`` stands to the remote's at ``theirs``: the same,
+        ahead (it extends theirs: unpushed commits), behind, or diverged (each has commits the
+        other lacks)."""
+        with self._lock, translated(f"comparing {theirs[:12]} in {self.root}", _FIX):
+            if ours == theirs:
+                return "same"
+            if ours is None or self._repo.descendant_of(theirs, ours):
+                return "behind"
+            if self._repo.descendant_of(ours, theirs):
+                return "ahead"
+            return "diverged"
+
+    def keep_unpublished(self, remote: str, run_id: str, run_dir: Path) -> str | None:
+        """Before the remote's run branch is adopted over a local copy it does not extend: what
+        this clone recorded that the remote lacks — its run branch's own commits and any events
+        the run directory holds beyond them — moved to ``kept/omg-run-<id>-<sha7>``; the name,
+        or None when there was nothing to keep."""
+        with self._lock, translated(f"keeping the local record of run {run_id}", _FIX):
             tracking = remotes.tracking_name(self._repo, remote)
             theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
-            return None if theirs is None else runbranch.set_aside(self._repo, run_id, theirs)
+            if theirs is None:
+                return None
+            self._ignore_omg(run_dir)
+            return runbranch.keep(
+                self._repo, run_id, run_dir, theirs,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+                seen=self._seen,
+            )  # fmt: skip
+
+    def clear_stale_locks(self, run_id: str) -> list[str]:
+        """Remove the lock files a killed git write left on the run's own refs (and its lanes'
+        index locks); the paths removed. Only for the leg holding the run's leg lock."""
+        with self._lock, translated(f"clearing stale locks of run {run_id}", _FIX):
+            return locks.clear_stale(self._repo, self.root, run_id)
+
+    # -- the lease ----------------------------------------------------------------------
+
+    def lease(self, remote: str, run_id: str) -> tuple[str, bytes] | None:
+        """After a fetch of the run: (commit, ``lease.json``) of the remote's lease, or None."""
+        with self._lock, translated(f"reading {remote}'s lease of run {run_id}", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote)
+            return leases.read(self._repo, lease_tracking(tracking, run_id))
+
+    def put_lease(
+        self, remote: str, run_id: str, data: bytes, message: str, *, parent: str | None
+    ) -> str:
+        """Commit ``data`` as the run's lease on top of ``parent`` (the remote's lease as read)
+        and push it: a compare-and-swap, MovedOn when another leg wrote the lease first."""
+        with self._lock, translated(f"writing the lease of run {run_id}", _FIX):
+            ref = lease_ref(run_id)
+            sha = leases.write(
+                self._repo, ref, data, message, parent=parent,
+                author=signature(self._repo, self._env, "AUTHOR"),
+                committer=signature(self._repo, self._env, "COMMITTER"),
+            )  # fmt: skip
+            remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
+            return sha
 
     # -- fan-out records ----------------------------------------------------------------
 
@@ -299,6 +363,11 @@ class RunRepo:
         with self._lock, translated(f"preparing worktree {name!r} of run {run_id}", _FIX):
             return worktrees.acquire(self._repo, self.root, run_id, name, base, branch)
 
+    def lane_base(self, run_id: str, name: str) -> str | None:
+        """Where the run's lane ``name`` started in this clone (``refs/omg/base/…``), or None."""
+        with self._lock, translated(f"reading where lane {name!r} of run {run_id} started", _FIX):
+            return runbranch.head(self._repo, base_ref(run_id, name))
+
     def commit_worktree(self, wt: Worktree, message: str) -> str | None:
         """Commit every change in the worktree on its branch; None when nothing changed."""
         with self._lock, translated(f"committing worktree {wt.name!r} at {wt.path}", _FIX):
@@ -318,7 +387,8 @@ class RunRepo:
     ) -> Worktree:
         """Bring the worktree and its branch exactly to ``commit`` (e.g. in a fresh clone)."""
         with self._lock, translated(f"restoring worktree {name!r} of run {run_id}", _FIX):
-            return worktrees.restore(self._repo, self.root, run_id, name, commit, branch)
+            sig = signature(self._repo, self._env, "COMMITTER")
+            return worktrees.restore(self._repo, self.root, run_id, name, commit, branch, sig)
 
     def clean(self, run_id: str, *, remote: str | None = None) -> list[str]:
         """Remove the run's worktrees, keeping any with changes and any branch with unique work.

@@ -73,6 +73,11 @@ def commit(
     return str(oid)
 
 
+def dir_tree(repo: pygit2.Repository, run_dir: Path, seen: TreeCache) -> pygit2.Oid:
+    """The tree ``commit`` would record for ``run_dir`` (its blobs written, nothing committed)."""
+    return _tree(repo, run_dir, top=True, seen=seen) or repo.TreeBuilder().write()
+
+
 def snapshot(
     repo: pygit2.Repository,
     ref: str,
@@ -163,6 +168,31 @@ def adopt(repo: pygit2.Repository, run_id: str, theirs: str, remote: str) -> str
         )
     local.set_target(theirs, f"omg: fast-forward to {remote}")  # a CAS on the tip read above
     return theirs
+
+
+def keep(
+    repo: pygit2.Repository,
+    run_id: str,
+    run_dir: Path,
+    theirs: str,
+    *,
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+    seen: TreeCache,
+) -> str | None:
+    """Set aside what this clone recorded of the run that ``theirs`` lacks — the local branch's
+    commits and the events ``run_dir`` holds beyond them (committed first) — as ``kept/…``;
+    its name, or None when ``theirs`` extends all of it (or it extends ``theirs``)."""
+    ours = head(repo, run_ref(run_id))
+    if ours is not None and repo.descendant_of(ours, theirs):
+        return None  # ahead: adopting keeps this clone's branch as it is
+    if (run_dir / "events.jsonl").is_file():
+        tree = dir_tree(repo, run_dir, seen)
+        if tree not in {repo[c].peel(pygit2.Commit).tree_id for c in (ours, theirs) if c}:
+            message = f"omg {run_id}: what this clone recorded beyond its run branch, kept"
+            commit(repo, run_id, run_dir, message, expect_parent=ours, author=author,
+                   committer=committer, seen=seen)  # fmt: skip
+    return set_aside(repo, run_id, theirs)
 
 
 def set_aside(repo: pygit2.Repository, run_id: str, theirs: str) -> str | None:

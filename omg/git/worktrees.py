@@ -11,6 +11,7 @@ from pygit2.enums import RepositoryOpenFlag, ResetMode
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
+from omg.git.identity import BOT_EMAIL, BOT_NAME
 from omg.git.names import BASES, HEADS, base_ref, checked, work_branch, worktree_id
 from omg.git.runbranch import head
 
@@ -118,9 +119,16 @@ def worktree_head(wt: Worktree, repo: pygit2.Repository) -> str:
 
 
 def restore(
-    repo: pygit2.Repository, root: Path, run_id: str, name: str, at: str, branch: str | None
+    repo: pygit2.Repository,
+    root: Path,
+    run_id: str,
+    name: str,
+    at: str,
+    branch: str | None,
+    sig: pygit2.Signature | None = None,
 ) -> Worktree:
-    """Bring the worktree and its branch exactly to ``at``; only ever fast-forwarding."""
+    """Bring the worktree and its branch exactly to ``at``; only ever fast-forwarding a branch
+    of the user's. A lane of omg's own that holds more is set aside (committed as ``sig``)."""
     wanted = branch or work_branch(run_id, name)
     ref = HEADS + wanted
     target = _commit(repo, at, f"recorded commit of worktree {name!r}")
@@ -129,12 +137,14 @@ def restore(
         repo.create_reference_direct(ref, target.id, False, f"omg: restore worktree {name}")
         repo.references.create(base_ref(run_id, name), target.id, force=True)
     elif current != str(target.id) and not repo.descendant_of(target.id, current):
-        raise GitError(
-            f"branch {wanted} is at {current[:12]}, which run {run_id} never recorded (it "
-            f"recorded {str(target.id)[:12]}); omg will not drop those commits. Keep them "
-            f"with `git branch -m {wanted} {wanted}-kept` or drop them with "
-            f"`git branch -D {wanted}`, then resume"
-        )
+        if branch is not None:  # a branch of the user's: never moved back by omg
+            raise GitError(
+                f"branch {wanted} is at {current[:12]}, which run {run_id} never recorded (it "
+                f"recorded {str(target.id)[:12]}); omg will not drop those commits. Keep them "
+                f"with `git branch -m {wanted} {wanted}-kept` or drop them with "
+                f"`git branch -D {wanted}`, then resume"
+            )
+        _set_aside(repo, root, run_id, name, target, sig or pygit2.Signature(BOT_NAME, BOT_EMAIL))
     wt = acquire(repo, root, run_id, name, str(target.id), branch)
     checkout = open_checkout(repo, wt.path)
     if wt.branch != wanted:
@@ -150,6 +160,31 @@ def restore(
         # clean and only ever forward (checked above), so a hard reset loses nothing
         checkout.reset(target.id, ResetMode.HARD)
     return wt
+
+
+def _set_aside(
+    repo: pygit2.Repository, root: Path, run_id: str, name: str, target: pygit2.Commit,
+    sig: pygit2.Signature,
+) -> None:  # fmt: skip
+    """A lane of omg's own holds work its run never recorded (executions killed between their
+    lane commit and their event, or before their commit, or a leg that lost the run): keep it
+    — uncommitted files committed first — as ``kept/omg-work-<run>-<name>-<sha7>``, and bring
+    the lane back to what the run recorded."""
+    path = run_dir(root, run_id) / name
+    ref = HEADS + work_branch(run_id, name)
+    checkout = open_checkout(repo, path) if path.is_dir() and any(path.iterdir()) else None
+    if checkout is not None and _dirty(checkout):
+        wt = Worktree(name, path, work_branch(run_id, name))
+        commit(wt, repo, f"omg {run_id}: what unsettled executions left in lane {name}", sig, sig)
+    current = head(repo, ref)
+    assert current is not None
+    kept = f"{HEADS}kept/omg-work-{run_id}-{name}-{current[:7]}"
+    if head(repo, kept) != current:
+        repo.create_reference_direct(kept, current, True, "omg: work the run never recorded")
+    if checkout is not None:
+        checkout.reset(target.id, ResetMode.HARD)  # moves the branch it is on, and its files
+    else:
+        repo.references[ref].set_target(target.id, "omg: back to what the run recorded")
 
 
 def clean(repo: pygit2.Repository, root: Path, run_id: str, tracking: str | None) -> list[str]:

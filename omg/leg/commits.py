@@ -14,9 +14,11 @@ from omg.git import RunRepo, Worktree, open_repo
 from omg.git.names import note_ref, run_refspecs
 from omg.git.remote import GitToken
 from omg.graph.model import Node
+from omg.leg import lease
 from omg.leg.workspace import LocalWorkspace
+from omg.runners.process import run_mark
 from omg.schedule import LegResult
-from omg.state import LaneRecord
+from omg.state import LaneRecord, State
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
@@ -44,8 +46,11 @@ class GitWorkspace(LocalWorkspace):
             wt = self.lanes.get(name)
             if wt is None:
                 rec = self.recorded.get(name)
+                start = None if branch else self.repo.lane_base(self.run_id, name)
                 if rec is not None:
                     wt = self.repo.restore_worktree(self.run_id, name, rec["commit"], branch=branch)
+                elif start is not None:  # no settled node recorded it: back to where it began
+                    wt = self.repo.restore_worktree(self.run_id, name, start)
                 else:
                     wt = self.repo.acquire_worktree(
                         self.run_id, name, base=self.base, branch=branch
@@ -85,26 +90,108 @@ class RunCommits:
         self.moved_lanes: dict[str, str] = {}
         #: notes this leg folded in: their refs are dropped once a push carries them
         self.taken: list[str] = []
+        #: the remote this leg's run was fetched from (``--fetch`` without ``--push``)
+        self.fetched_from: str | None = None
+        self.lease: lease.LegLease | None = None
+        self.lease_times = lease.Times()
+        self._fetched = False  # the run's refs were fetched for this leg already
+
+    def take_lease(self, rec: Recorder) -> None:
+        """Hold the run across machines for this leg: with ``--push`` take its lease (refused
+        while a live leg elsewhere holds it); with ``--fetch`` alone refuse a live lease."""
+        self._clear_locks()
+        remote = self.push_remote or self.fetched_from
+        if remote is None:
+            return
+        self.repo.fetch(remote, run_refspecs(self.run_id, remote))
+        if self.push_remote is None:
+            lease.check(self.repo, remote, self.run_id, self.lease_times)
+            return
+        self._fetched = True
+        self.lease = lease.LegLease.take(
+            self.repo, remote, self.run_id, leg=rec.leg, mark=run_mark(rec.rundir.path),
+            warn=self.warn, times=self.lease_times,
+        )  # fmt: skip
+
+    def release_lease(self) -> None:
+        """Give the lease back at the end of the leg, however it ended."""
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
 
     def before_leg(self, rec: Recorder) -> EventFields:
-        """Compare-and-swap: note the state commit this leg starts from; refuse a moved run."""
+        """Compare-and-swap: note the state commit this leg starts from; refuse a moved run
+        (one the remote holds commits of that this clone lacks), never one merely ahead."""
+        self._clear_locks()
         self.head = self.repo.run_head(self.run_id)
         self.workspace.recorded = dict(rec.state["worktrees"])
         if self.push_remote is not None:
-            self.repo.fetch(self.push_remote, run_refspecs(self.run_id))
-            remote = self.repo.remote_run_head(self.push_remote, self.run_id)
-            if remote is not None and remote != self.head:
-                raise MovedOn(
-                    f"run {self.run_id!r} moved on: {self.push_remote} has its branch at "
-                    f"{remote[:12]}, but this leg would start from "
-                    f"{self.head[:12] if self.head else 'nothing'}; another leg advanced it. "
-                    "Nothing was spent. Fetch and continue with "
-                    f"`omg resume --fetch {self.push_remote} {self.run_id}`"
-                )
+            if not self._fetched:
+                self.repo.fetch(self.push_remote, run_refspecs(self.run_id, self.push_remote))
+            self._fetched = False
+            self._refuse_moved()
         if self.head is None:
             return {}
         rec.state_ref = f"commit:{self.head}"
         return {"base": self.head}
+
+    def _refuse_moved(self) -> None:
+        """MovedOn unless the remote's run branch is this clone's or behind it (the commits a
+        leg killed before its push left here are then pushed with this leg's first commit)."""
+        assert self.push_remote is not None
+        remote = self.repo.remote_run_head(self.push_remote, self.run_id)
+        if remote is None:
+            return
+        how = self.repo.relation(self.head, remote)
+        if how in ("same", "ahead"):
+            return
+        here = self.head[:12] if self.head else "nothing"
+        advice = (
+            f"Nothing was spent. Continue from {self.push_remote}'s record with "
+            f"`omg resume --fetch {self.push_remote} {self.run_id} --push {self.push_remote}`"
+        )
+        if how == "behind":
+            raise MovedOn(
+                f"run {self.run_id!r} moved on: {self.push_remote} has its branch at "
+                f"{remote[:12]}, which extends this clone's {here}; another leg advanced it. "
+                + advice
+            )
+        raise MovedOn(
+            f"run {self.run_id!r} diverged: {self.push_remote} has its branch at {remote[:12]} "
+            f"and this clone at {here}, each with commits the other lacks (another leg advanced "
+            "it from the state this clone also advanced). " + advice + " (this clone's record "
+            "is kept as a kept/ branch)"
+        )
+
+    def publish(self, state: State, run_dir: Path) -> None:
+        """For a leg with nothing to run: commit what the run directory holds beyond its branch
+        and push what the branch (and its lanes) hold beyond the remote's — a leg killed
+        between its events and its commit, or its commit and its push, left them behind."""
+        self._clear_locks()
+        self.head = self.repo.run_head(self.run_id)
+        if self.head is None and self.push_remote is None:
+            return  # a run that never committed here is not started on a branch by a no-op
+        if self.push_remote is not None:
+            self.repo.fetch(self.push_remote, run_refspecs(self.run_id, self.push_remote))
+            self._refuse_moved()
+        legs = max(1, len(state["legs"]))
+        self.head = self.repo.commit_run_dir(
+            self.run_id, run_dir, f"omg {self.run_id} leg {legs}: recorded",
+            expect_parent=self.head,
+        )  # fmt: skip
+        if self.push_remote is None:
+            return
+        if self.repo.remote_run_head(self.push_remote, self.run_id) == self.head:
+            return
+        refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
+        lanes = {lane["branch"] for lane in state["worktrees"].values()}
+        refs += [f"refs/heads/{b}" for b in sorted(lanes) if self.repo.branch_head(b)]
+        self.repo.push(self.push_remote, [f"{r}:{r}" for r in refs])
+        self.warn(f"pushed run {self.run_id!r} to {self.push_remote}: an earlier leg had not")
+
+    def _clear_locks(self) -> None:
+        for path in self.repo.clear_stale_locks(self.run_id):
+            self.warn(f"omg: removed {path}, a lock a killed git write of run {self.run_id} left")
 
     def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
         if node_id:
@@ -152,6 +239,8 @@ class RunCommits:
         return str(data.get("run_id", "")), int(data.get("seq", 0))
 
     def _commit(self, rec: Recorder, message: str) -> None:
+        if self.lease is not None and self.lease.lost is not None:
+            raise MovedOn(self.lease.lost)
         rec.flush()  # the commit holds state.json as the fold of the events it holds
         message = rec.rundir.mask.text(message)  # a note's words may quote anything
         self.head = self.repo.commit_run_dir(
@@ -232,36 +321,53 @@ def fetch_run(
     missing_ok: bool = False,
     replace: bool = False,
 ) -> bool:
-    """Fetch a run's branches and restore its directory when it is missing or behind.
+    """Fetch a run's branches and continue from the remote's record of it.
 
-    False (with ``missing_ok``) when the remote has no such run; else a GitError says so.
-    With ``replace`` (after this process lost a race) a local branch that diverged is set
-    aside as ``kept/…`` and the directory is made exactly the remote's.
+    False (with ``missing_ok``) when the remote has no such run; else a GitError says so. When
+    the remote's run branch does not merely lag this clone's, the local record it lacks (commits,
+    and events the directory holds beyond them) is set aside as ``kept/…`` and the directory is
+    made exactly the remote's; so the command a leg that lost a race is given continues the run.
+    With ``replace`` the directory is made exactly the branch's in any case.
     """
     repo = open_repo(root, tokens=tokens)
     if repo is None:
         raise GitError(f"--fetch {remote}: {root} is not inside a git repository")
-    repo.fetch(remote, run_refspecs(run_id))
-    remote_head = repo.remote_run_head(remote, run_id)
-    if remote_head is None:
-        if missing_ok:
-            return False
-        raise GitError(
-            f"{remote} has no branch omg/runs/{run_id}; check the run id with "
-            f"`git ls-remote {remote} 'refs/heads/omg/runs/*'`"
-        )
-    local_head = repo.run_head(run_id)
-    if local_head != remote_head:
-        kept = repo.set_aside_diverged(remote, run_id) if replace else None
-        if kept is not None:
-            warn(f"this leg's unpublished record of run {run_id!r} is kept locally as {kept}")
-        repo.adopt_remote_run(remote, run_id)
-    if replace:
-        repo.restore_run_dir(run_id, run_dir, prune=True)
-    elif not (run_dir / "state.json").exists() or _behind(run_dir, repo, run_id):
-        repo.restore_run_dir(run_id, run_dir)
-        warn(f"restored run {run_id!r} from {remote} at {remote_head[:12]}")
-    return True
+    rundir = RunDir(run_dir)
+    held = run_dir.is_dir()
+    if held:  # no leg of this directory writes it (or the run's refs) while it is replaced
+        rundir.lock()
+    try:
+        if held:
+            for path in repo.clear_stale_locks(run_id):
+                warn(f"omg: removed {path}, a lock a killed git write of run {run_id} left")
+        repo.fetch(remote, run_refspecs(run_id, remote))
+        remote_head = repo.remote_run_head(remote, run_id)
+        if remote_head is None:
+            if missing_ok:
+                return False
+            raise GitError(
+                f"{remote} has no branch omg/runs/{run_id}; check the run id with "
+                f"`git ls-remote {remote} 'refs/heads/omg/runs/*'`"
+            )
+        local_head = repo.run_head(run_id)
+        if repo.relation(local_head, remote_head) in ("behind", "diverged"):
+            kept = repo.keep_unpublished(remote, run_id, run_dir)
+            if kept is not None:
+                warn(
+                    f"this clone's record of run {run_id!r} is not on {remote}, which moved on; "
+                    f"it is kept locally as {kept}, and the run continues from {remote}'s"
+                )
+            repo.adopt_remote_run(remote, run_id)
+            repo.restore_run_dir(run_id, run_dir, prune=True)
+            warn(f"restored run {run_id!r} from {remote} at {remote_head[:12]}")
+        elif replace:
+            repo.restore_run_dir(run_id, run_dir, prune=True)
+        elif not (run_dir / "state.json").exists() or _behind(run_dir, repo, run_id):
+            repo.restore_run_dir(run_id, run_dir)
+            warn(f"restored run {run_id!r} from {remote} at {remote_head[:12]}")
+        return True
+    finally:
+        rundir.close()
 
 
 def _behind(run_dir: Path, repo: RunRepo, run_id: str) -> bool:

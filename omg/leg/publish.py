@@ -42,6 +42,9 @@ class EntryCommits(RunCommits):
         self.previous = previous  # what the remote held for the entry (a stale record), if any
         self.record: str | None = None
 
+    def take_lease(self, rec: Recorder) -> None:
+        return None  # a wave's entries run at once by design; each record is its own ref
+
     def before_leg(self, rec: Recorder) -> EventFields:
         self.head = self.wave_base
         self.workspace.recorded = dict(rec.state["worktrees"])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import Hint, InputError, StateError, UsageError
+from omg.errors import Hint, InputError, OmgError, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions, notes
@@ -22,7 +22,7 @@ from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.mask import MASK, Masker
 from omg.runners import Runner, default_runners
-from omg.runners.process import Spawner, spawn
+from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
 from omg.state.events import EventFields
@@ -177,6 +177,9 @@ def resume_run(
         )
     rundir.lock()
     try:
+        reaped = reap_run(run_mark(rundir.path))  # before any of their nodes runs again
+        if reaped:
+            env.warn(f"omg: stopped {reaped} process(es) a killed leg of run {run_id!r} left")
         state, last = load_run(rundir)
         catch_up(rundir, state)
         graph = graph_from_snapshot(state["graph"], state["graph_source"])
@@ -200,10 +203,12 @@ def resume_run(
         if decision is not None:
             decisions.check(state, decision)
         elif state["paused_at"] and not retry_failed:
+            _publish(env, state, strict=False)
             raise decisions.refuse_paused(state)
         if not retry_failed and decision is None and not abandoned:
             failed = schedule.failed_for_good(graph, status)
             if failed:
+                _publish(env, state, strict=False)
                 raise StateError(
                     f"run {run_id!r} failed at {', '.join(failed)}",
                     hint=Hint("retry_failed", run_id),
@@ -217,9 +222,9 @@ def resume_run(
             if rearm.gates:
                 start["forget_gates"] = list(rearm.gates)
             if not abandoned and not _has_work_after(graph, state, start):
-                return LegEnd(run_id, None, state, graph)
+                return _nothing_to_do(run_id, env, state, graph)
         elif decision is None and not abandoned and not schedule.unfinished(graph, status):
-            return LegEnd(run_id, None, state, graph)
+            return _nothing_to_do(run_id, env, state, graph)
         opts = options(graph)
         # a fold runs nothing, so it needs no secret input
         inputs = state["inputs"] if opts.only == frozenset() else _secret_inputs(graph, state, env)
@@ -229,6 +234,29 @@ def resume_run(
         return LegEnd(run_id, result, rec.state, graph)
     finally:
         rundir.close()
+
+
+def _nothing_to_do(run_id: str, env: Environment, state: State, graph: Graph) -> LegEnd:
+    """No leg runs; what an earlier leg recorded but did not commit or push goes out now."""
+    _publish(env, state, strict=True)
+    return LegEnd(run_id, None, state, graph)
+
+
+def _publish(env: Environment, state: State, *, strict: bool) -> None:
+    """Commit and push what an earlier leg recorded here and was killed before committing or
+    pushing (its last events, its last commits). ``strict``: a failure is the leg's; else it
+    is only warned about, ahead of the refusal the caller raises."""
+    if env.commits is None:
+        return
+    try:
+        env.commits.publish(state, env.runs_dir / state["run_id"])
+    except OmgError as exc:
+        if strict:
+            raise
+        env.warn(
+            f"warning: what an earlier leg recorded of run {state['run_id']!r} stays "
+            f"unpublished: {exc}"
+        )
 
 
 def _run_leg(
@@ -247,7 +275,7 @@ def _run_leg(
         inputs=inputs,
         rundir=rec.rundir,
         recorder=rec,
-        spawn=env.spawn,
+        spawn=Marked(env.spawn, run_mark(rec.rundir.path)),  # what a later leg reaps
         runners=env.runners or default_runners(),
         workspace=commits.workspace
         if commits is not None
@@ -264,36 +292,42 @@ def _run_leg(
         rec.listen(listener)
     shift = 0  # events noted since the last leg, folded in first
     if commits is not None:
-        start.update(commits.before_leg(rec))
-        before = rec.last_seq
-        notes.fold_pending(rec, commits, env.warn)
-        shift = rec.last_seq - before
-        if rec.state["status"] == "superseded":  # a note said so while a leg still ran it
-            commits.noted(rec, f"superseded by {rec.state.get('superseded_by', '?')[:12]}")
-            raise StateError(
-                f"run {rec.rundir.run_id!r} was superseded by head "
-                f"{rec.state.get('superseded_by', '?')[:12]}; nothing more runs on it"
-            )
-    judged = rec.ref()  # what the human looked at: the state before this leg's first event
-    rec.emit("run_started", start)
-    for ev in replay:
-        rec.replay({**ev, "seq": int(ev["seq"]) + shift})
-    for d in given:
-        decisions.record(rec, graph, d, judged)
-    for d in decisions.undelivered(graph, rec.state):  # recorded, so never asked again: applied
-        decisions.deliver(rec, graph, d)
-    if commits is not None:
-        commits.settled(rec, "", "", 0)
-    leg = Leg(
-        ctx,
-        opts,
-        on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
-    )
-    result = leg.run()
-    if commits is not None:
-        notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
-        commits.after_leg(rec, result)
-    return result
+        commits.take_lease(rec)  # refused while a live leg elsewhere holds the run
+    try:
+        if commits is not None:
+            start.update(commits.before_leg(rec))
+            before = rec.last_seq
+            notes.fold_pending(rec, commits, env.warn)
+            shift = rec.last_seq - before
+            if rec.state["status"] == "superseded":  # a note said so while a leg still ran it
+                commits.noted(rec, f"superseded by {rec.state.get('superseded_by', '?')[:12]}")
+                raise StateError(
+                    f"run {rec.rundir.run_id!r} was superseded by head "
+                    f"{rec.state.get('superseded_by', '?')[:12]}; nothing more runs on it"
+                )
+        judged = rec.ref()  # what the human looked at: the state before this leg's first event
+        rec.emit("run_started", start)
+        for ev in replay:
+            rec.replay({**ev, "seq": int(ev["seq"]) + shift})
+        for d in given:
+            decisions.record(rec, graph, d, judged)
+        for d in decisions.undelivered(graph, rec.state):  # recorded, never asked again: applied
+            decisions.deliver(rec, graph, d)
+        if commits is not None:
+            commits.settled(rec, "", "", 0)
+        leg = Leg(
+            ctx,
+            opts,
+            on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
+        )
+        result = leg.run()
+        if commits is not None:
+            notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
+            commits.after_leg(rec, result)
+        return result
+    finally:
+        if commits is not None:
+            commits.release_lease()
 
 
 def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import os
 import secrets
 import select
@@ -53,6 +54,11 @@ class Spawner(Protocol):
 
 #: The variable every child carries, so what it starts (even in a session of its own) is found.
 MARK = "_OMG_CHILD"  # not an OMG_ setting: a mark, meaningless to the child
+#: The variable every child of a leg carries: which run directory (on this machine) it works
+#: for, so a later leg of the run finds what a killed leg left running (``reap_run``).
+RUN_MARK = "_OMG_RUN"
+#: Seconds ``reap_run`` waits for the processes it killed to be gone.
+REAP_WAIT_S = 5.0
 #: Seconds a stopped child gets to end its own children before its group is killed.
 GRACE_S = 3.0
 
@@ -147,20 +153,81 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def _kill_marked(token: str) -> None:
     """SIGKILL every process whose environment carries this child's mark (Linux /proc)."""
-    needle = f"{MARK}={token}".encode()
+    for pid in _carrying(MARK, token):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _carrying(name: str, value: str) -> list[int]:
+    """The processes whose environment holds exactly ``name=value`` (Linux /proc; else none)."""
+    needle = f"\0{name}={value}\0".encode()
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return
+        return []
+    found = []
     for pid in pids:
+        if pid == os.getpid():
+            continue
         try:
             with open(f"/proc/{pid}/environ", "rb") as fh:
-                marked = needle in fh.read()
+                environ = b"\0" + fh.read()
         except OSError:
             continue
-        if marked:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        if needle in (environ if environ.endswith(b"\0") else environ + b"\0"):
+            found.append(pid)
+    return found
+
+
+def run_mark(run_dir: Path) -> str:
+    """``<run-id>@<hash of the run directory's path>``: what a leg's children carry as
+    ``RUN_MARK``; two checkouts of one run on one machine carry different marks."""
+    where = hashlib.sha1(str(run_dir.resolve()).encode()).hexdigest()[:12]
+    return f"{run_dir.name}@{where}"
+
+
+def reap_run(mark: str) -> int:
+    """SIGKILL every process carrying ``RUN_MARK=mark`` — what a killed leg of the run left
+    running — and wait (at most ``REAP_WAIT_S``) until they are gone; how many there were.
+
+    Only the leg holding the run's lock calls this: any leg that started them is dead.
+    """
+    pids = _carrying(RUN_MARK, mark)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + REAP_WAIT_S
+    while time.monotonic() < deadline and _carrying(RUN_MARK, mark):
+        time.sleep(0.01)  # a killed process keeps its environ until it is gone (or a zombie)
+    return len(pids)
+
+
+class Marked:
+    """A spawner whose every child carries ``RUN_MARK=mark``, around the leg's own spawner."""
+
+    def __init__(self, inner: Spawner, mark: str) -> None:
+        self.inner = inner
+        self.mark = mark
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_s: float,
+        merge_stderr: bool = False,
+        stdin: str | None = None,
+        idle_s: float | None = None,
+        activity: Callable[[], object] | None = None,
+        reap: bool = False,
+        give_up: Callable[[str], str | None] | None = None,
+    ) -> ProcResult:
+        return self.inner(
+            argv, cwd=cwd, env={**env, RUN_MARK: self.mark}, timeout_s=timeout_s,
+            merge_stderr=merge_stderr, stdin=stdin, idle_s=idle_s, activity=activity,
+            reap=reap, give_up=give_up,
+        )  # fmt: skip
 
 
 #: Bytes of a child's stdout (and of its stderr) kept in memory: the first and last halves

@@ -14,7 +14,12 @@ class ShellRunner:
 
     def run(self, inv: Invocation, spawn: Spawner) -> Output:
         res = spawn(
-            self.argv(inv), cwd=inv.cwd, env=inv.env, timeout_s=inv.timeout_s, merge_stderr=True
+            self.argv(inv),
+            cwd=inv.cwd,
+            env=inv.env,
+            timeout_s=inv.timeout_s,
+            merge_stderr=True,
+            reap=True,  # nothing the command starts (`sleep 30 &`) outlives the node
         )
         if res.spawn_error is not None:
             return Output(

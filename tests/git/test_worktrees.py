@@ -140,9 +140,24 @@ def test_restore_worktree_in_a_fresh_clone_at_exactly_the_recorded_commit(
 
     forward = leg.restore_worktree("r1", "lane-a", later)  # fast-forward an existing checkout
     assert leg.worktree_head(forward) == later and (back.path / "a.txt").read_text() == "two\n"
+    # Back to what the run recorded (round 2 never settled, or its leg lost the run): the
+    # commits it holds beyond the record are kept under kept/, never dropped.
+    again = leg.restore_worktree("r1", "lane-a", recorded)
+    assert leg.worktree_head(again) == recorded and (back.path / "a.txt").read_text() == "one\n"
+    kept = f"kept/omg-work-r1-lane-a-{later[:7]}"
+    assert git(tmp_path / "ci", "rev-parse", kept).strip() == later
+    assert git(back.path, "status", "--porcelain") == ""
+
+
+def test_a_branch_of_the_user_is_never_moved_back(run_repo: RunRepo, user: UserCheckout) -> None:
+    base = str(user.repo.head.target)
+    wt = run_repo.acquire_worktree("r1", "pr", branch="feature")
+    (wt.path / "a.txt").write_text("one\n")
+    later = run_repo.commit_worktree(wt, "m")
+    assert later
     with pytest.raises(GitError, match=r"never recorded.*will not drop those commits"):
-        leg.restore_worktree("r1", "lane-a", recorded)  # going back would drop round 2
-    assert leg.worktree_head(forward) == later
+        run_repo.restore_worktree("r1", "pr", base, branch="feature")
+    assert run_repo.worktree_head(wt) == later
 
 
 def test_restore_worktree_refuses_to_overwrite_uncommitted_changes(

@@ -154,3 +154,71 @@ def tree(root: Path) -> dict[str, bytes | str]:
         else:
             out[rel] = "dir" if stat.S_ISDIR(mode) else f"special {stat.S_IFMT(mode):o}"
     return out
+
+
+# -- runs in git ------------------------------------------------------------------------------
+
+SIG_NAME, SIG_EMAIL = "Test Person", "test@example.com"
+
+
+def git_checkout(root: Path, files: dict[str, str]) -> Path:
+    """A repository at ``root`` with ``files`` committed on main (what a leg runs in)."""
+    import pygit2
+
+    repo = pygit2.init_repository(str(root), initial_head="main")
+    for name, text in files.items():
+        (root / name).write_text(text)
+        repo.index.add(name)
+    repo.index.write()
+    sig = pygit2.Signature(SIG_NAME, SIG_EMAIL)
+    repo.create_commit("HEAD", sig, sig, "initial", repo.index.write_tree(), [])
+    return root
+
+
+def bare_origin(work: Path, bare: Path) -> str:
+    """A bare repository ``bare``, added to ``work`` as ``origin`` with main pushed; its URL."""
+    import pygit2
+
+    pygit2.init_repository(str(bare), bare=True, initial_head="main")
+    url = bare.as_uri()
+    pygit2.Repository(str(work)).remotes.create("origin", url).push(["refs/heads/main"])
+    return url
+
+
+def clone_of(url: str, path: Path) -> Path:
+    """Another machine's checkout of ``url`` (``origin`` → ``url``)."""
+    import pygit2
+
+    pygit2.clone_repository(url, str(path))
+    return path
+
+
+def remote_state(bare: Path, run_id: str) -> dict[str, Any]:
+    """state.json as the remote's run branch holds it."""
+    import pygit2
+
+    repo = pygit2.Repository(str(bare))
+    commit = repo.revparse_single(f"refs/heads/omg/runs/{run_id}").peel(pygit2.Commit)
+    return json.loads(repo[commit.tree["state.json"].id].data)
+
+
+def remote_log(bare: Path, ref: str) -> list[str]:
+    """Commit ids along first parents of ``ref`` on the remote, newest first."""
+    import pygit2
+
+    repo = pygit2.Repository(str(bare))
+    out, commit = [], repo.revparse_single(ref).peel(pygit2.Commit)
+    while True:
+        out.append(str(commit.id))
+        if not commit.parents:
+            return out
+        commit = commit.parents[0]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie awaiting its reaper counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"

@@ -9,10 +9,10 @@ import random
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -253,18 +253,33 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
 class Dag:
     nodes: tuple[tuple[str, tuple[str, ...], int, bool], ...]  # id, parents, sleep ms, fails
     concurrency: int
+    lane: bool = False  # odd nodes share `worktree: lane` (a real worktree in git), writing there
 
     def yaml(self) -> str:
         fails = any(f for *_, f in self.nodes)
         lines = ["name: random", f"concurrency: {self.concurrency}"]
         lines += ["on_fail: continue"] if fails else []
         lines.append("nodes:")
-        for nid, parents, ms, fail in self.nodes:
-            cmd = f"sleep 0.{ms:03d}; echo {nid} >> log.txt" + ("; exit 1" if fail else "")
+        for i, (nid, parents, ms, fail) in enumerate(self.nodes):
+            in_lane = self.lane and i % 2 == 1
+            log = f"{LANE_TO_ROOT}log.txt" if in_lane else "log.txt"
+            wrote = f"echo {nid} > {nid}.txt; " if in_lane else ""
+            cmd = f"sleep 0.{ms:03d}; {wrote}echo {nid} >> {log}" + ("; exit 1" if fail else "")
             lines += [f"  - id: {nid}", f"    run: '{cmd}'"]
+            lines += ["    worktree: lane"] if in_lane else []
             if parents:
                 lines.append(f"    depends_on: [{', '.join(parents)}]")
         return "\n".join(lines) + "\n"
+
+
+#: From a lane (``.omg/worktrees/<run>/lane``, in git or not) back to the run's root.
+LANE_TO_ROOT = "../../../../"
+
+
+def lane_files(root: Path) -> dict[str, str]:
+    """What the nodes wrote into the lane: ``n*.txt`` by name."""
+    lane = root / ".omg" / "worktrees" / "r" / "lane"
+    return {p.name: p.read_text() for p in sorted(lane.glob("n*.txt"))}
 
 
 @st.composite
@@ -276,7 +291,7 @@ def dags(draw: st.DrawFn) -> Dag:
         ms = draw(st.integers(0, 20))
         fail = draw(st.integers(0, 7)) == 0
         nodes.append((f"n{i}", tuple(f"n{p}" for p in sorted(parents)), ms, fail))
-    return Dag(tuple(nodes), draw(st.integers(1, 3)))
+    return Dag(tuple(nodes), draw(st.integers(1, 3)), draw(st.booleans()))
 
 
 @dataclass(frozen=True)
@@ -287,6 +302,9 @@ class Kill:
 
     at: float
     jitter: float
+    #: in git: "commit" counts commits of the run branch instead of events (and then kills at
+    #: a tenth of the jitter): right after a commit lands, its push and the lease's are next
+    aim: str = "event"
 
 
 def _plan(rnd: random.Random) -> list[Kill]:
@@ -297,6 +315,7 @@ def _plan(rnd: random.Random) -> list[Kill]:
         Kill(
             0.0 if rnd.random() < 0.12 else rnd.random(),
             rnd.choice([0.0, 0.0, 0.0005, 0.002, 0.005, 0.01, 0.3]),
+            rnd.choice(["event", "commit"]),
         )
         for _ in range(rnd.choice([1, 1, 2]))
     ]
@@ -307,10 +326,68 @@ def _count_events(rd: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def _next_leg_cmd(rd: Path) -> tuple[str, ...]:
-    if (rd / "events.jsonl").exists():
-        return ("resume", "r", "--no-commit")
-    return ("run", "g.yaml", "--run-id", "r", "--no-commit")
+#: Where a leg runs: a plain directory (no git), a git checkout committing its run branch, or
+#: one pushing it (and its lease) to a bare remote over smart HTTP, as GitHub serves it.
+Mode = Literal["outside-git", "in-git", "push"]
+MODES: tuple[Mode, ...] = ("outside-git", "in-git", "push")
+#: Examples per mode: git legs cost more (commits, a remote), the kills are as varied.
+EXAMPLES = {"outside-git": 30, "in-git": 12, "push": 10}
+TOKEN = "ghs_kill-test-token-0123456789"
+RUN_REF = "refs/heads/omg/runs/r"
+SIMULATED_LOCK = b"0" * 40 + b"\n"
+
+
+@dataclass
+class Place:
+    """One example's checkout (and remote), and how its next leg is started."""
+
+    mode: Mode
+    root: Path
+    bare: Path | None = None
+    legs: int = 0
+
+    @property
+    def git(self) -> bool:
+        return self.mode != "outside-git"
+
+    def env(self) -> dict[str, str]:
+        return child_env(OMG_GIT_TOKEN=TOKEN) if self.mode == "push" else child_env()
+
+    def next_leg(self, rd: Path) -> tuple[str, ...]:
+        self.legs += 1
+        tail: tuple[str, ...] = ()
+        if self.mode == "outside-git":
+            tail = ("--no-commit",)
+        elif self.mode == "push":
+            tail = ("--push", "origin")
+        if not (rd / "events.jsonl").exists():
+            return ("run", "g.yaml", "--run-id", "r", *tail)
+        if self.bare is not None and self.legs % 2 and _ref(self.bare, RUN_REF) is not None:
+            tail = ("--fetch", "origin", *tail)  # as a later CI job resumes it
+        return ("resume", "r", *tail)
+
+
+@contextlib.contextmanager
+def _place(mode: Mode, root: Path, graph: str) -> Iterator[Place]:
+    from githttp import serving
+
+    from .helpers import git_checkout
+
+    if mode == "outside-git":
+        write_graph(root, graph)
+        yield Place(mode, root)
+        return
+    git_checkout(root, {"g.yaml": graph})
+    if mode == "in-git":
+        yield Place(mode, root)
+        return
+    with serving(root.parent / "server", TOKEN) as srv:
+        import pygit2
+
+        assert srv.server is not None
+        srv.server.handle_error = lambda *_: None  # type: ignore[method-assign]  # a killed client
+        pygit2.Repository(str(root)).remotes.create("origin", srv.url)
+        yield Place(mode, root, srv.bare)
 
 
 def _settled(rd: Path) -> bool:
@@ -318,108 +395,117 @@ def _settled(rd: Path) -> bool:
     return bool(evs) and evs[-1]["event"] == "run_finished"
 
 
+def _ref(git_dir: Path, ref: str) -> str | None:
+    import pygit2
+
+    try:
+        return str(pygit2.Repository(str(git_dir)).references[ref].target)
+    except (KeyError, pygit2.GitError):
+        return None
+
+
+def _commits(root: Path) -> int:
+    """Commits the run branch has moved through here (its reflog, one line a move)."""
+    log = root / ".git" / "logs" / "refs" / "heads" / "omg" / "runs" / "r"
+    return log.read_bytes().count(b"\n") if log.exists() else 0
+
+
+def _lease_standing(bare: Path) -> str | None:
+    """How the remote's lease of run r stands for a leg starting now (None: no lease yet)."""
+    import pygit2
+
+    from omg.leg.lease import decode, standing
+
+    repo = pygit2.Repository(str(bare))
+    try:
+        lease = repo.revparse_single("refs/omg/lease/r").peel(pygit2.Commit)
+    except KeyError:
+        return None
+    return standing(decode(str(lease.id), repo[lease.tree["lease.json"].id].data, "r"), time.time())
+
+
+def _git_invariants(place: Place, rd: Path) -> dict[str, bool]:
+    """After a kill: every commit of the run branch holds a state.json that is the fold of the
+    events.jsonl it holds, the branch holds a prefix of the directory's events, and the remote's
+    branch is the local one or behind it (never beside it). Where the kill landed, in git terms."""
+    import pygit2
+
+    from omg.state import fold
+    from omg.state.store import canonical_json
+
+    repo = pygit2.Repository(str(place.root))
+    head = _ref(place.root, RUN_REF)
+    landed = {
+        "stale_lock": any(  # left by the kill itself, not simulated below
+            lock.read_bytes() != SIMULATED_LOCK for lock in (place.root / ".git").rglob("*.lock")
+        ),
+        "events_past_commit": False,
+        "ahead_of_remote": False,
+    }
+    if head is None:
+        return landed
+    commit = repo[head].peel(pygit2.Commit)
+    while True:
+        tree = commit.tree
+        committed = repo[tree["events.jsonl"].id].data.decode()
+        evs = [json.loads(line) for line in committed.splitlines()]
+        assert repo[tree["state.json"].id].data.decode() == canonical_json(fold(evs)), commit.id
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    on_branch = repo[repo[head].peel(pygit2.Commit).tree["events.jsonl"].id].data
+    here = (rd / "events.jsonl").read_bytes()
+    assert here.startswith(on_branch), "the run branch holds events the directory lost"
+    landed["events_past_commit"] = here != on_branch
+    if place.bare is not None:
+        theirs = _ref(place.bare, RUN_REF)
+        if theirs is not None and theirs != head:
+            assert repo.descendant_of(head, theirs), "the remote's run branch left this one's"
+            landed["ahead_of_remote"] = True
+    return landed
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_sigkill_at_random_points_never_reruns_a_passed_node(
-    tmp_path: Path, request: pytest.FixtureRequest, run_dir_check: Callable[[Path], dict]
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    run_dir_check: Callable[[Path], dict],
+    mode: Mode,
 ) -> None:
+    """Random graphs, SIGKILLed at random points of their legs — after so many events, or just
+    after a commit of the run branch (in its push, its lease's, the next node's launch) — then
+    resumed until done. After every kill: no event recorded is lost, the run branch agrees
+    with itself and its remote, and (at the end) no node that had passed ran again."""
     from omg.cli import status
-    from omg.state.store import RunDir, load_run
 
     points: list[dict[str, Any]] = []
+    lanes: list[int | None] = []  # per example: None without a lane, else lane commits set aside
     examples = [0]
 
     @settings(
-        max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        max_examples=EXAMPLES[mode],
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
     )
     @given(dag=dags(), rnd=st.randoms(use_true_random=True))
     def prop(dag: Dag, rnd: random.Random) -> None:
         plan = _plan(rnd)
         examples[0] += 1
         case = tmp_path / f"case{examples[0]}"
-        base, root = case / "baseline", case / "killed"
-        for d in (base, root):
-            write_graph(d, dag.yaml())
+        base = case / "baseline"
+        write_graph(base, dag.yaml())
         baseline = _start_in_process(base, "r")
-        full = events(run_path(base, "r"))
-        rd = run_path(root, "r")
-        guarded: list[tuple[int, set[str], dict[str, int]]] = []  # (leg, passed, log counts)
-
-        for k in plan:
-            if _settled(rd):
-                break
-            known = _count_events(rd)
-            # 1 … len(full) - 1 new events: at most up to the event before a whole run's last.
-            target = known + 1 + int(k.at * (len(full) - 2)) if k.at else 0
-            proc = popen_omg(root, *_next_leg_cmd(rd))
-            end = time.monotonic() + 20
-            while target and _count_events(rd) < target:
-                if proc.poll() is not None:
-                    break
-                assert time.monotonic() < end, "the leg stalled"
-                time.sleep(0.0005)
-            if k.jitter:
-                time.sleep(k.jitter)
-            exited = proc.poll() is not None
-            kill_group(proc)
-            evs = events(rd)
-            new = evs[known:]
-            open_leg = bool(new) and new[-1]["event"] != "run_finished"
-            landed = (
-                "after exit"
-                if exited
-                else "before any event"
-                if not new
-                else "mid-leg"
-                if open_leg
-                else "after run_finished"
+        with _place(mode, case / "killed", dag.yaml()) as place:
+            lanes.append(
+                _kill_and_resume(place, plan, base, baseline, points, run_dir_check, status)
             )
-            points.append(
-                {
-                    "landed": landed,
-                    "position": len(new),
-                    "last": new[-1]["event"] if new else None,
-                    "in_flight": len(of_kind(new, "node_started"))
-                    - len(of_kind(new, "node_passed", "node_failed")),
-                }
-            )
-            if open_leg:  # what `omg status` derives — and nothing is appended to say it
-                # A child forked in the instant of the kill shares the lock until its exec.
-                wait_for(
-                    lambda: status.derive(load_run(RunDir(rd))[0], RunDir(rd)) == "abandoned",
-                    timeout=5,
-                )
-            if evs:
-                counts = {n: log_lines(root).count(n) for n in passed_nodes(evs)}
-                guarded.append((evs[-1]["leg"], passed_nodes(evs), counts))
-
-        for _ in range(6):  # then `omg resume` until the run settles (at least once)
-            res = subprocess.run(
-                omg_cmd(*_next_leg_cmd(rd)),
-                cwd=root,
-                env=child_env(),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert "Traceback" not in res.stderr, res.stderr
-            if _settled(rd):
-                # 3: a run that failed (and halted) asks for --retry-failed instead.
-                assert res.returncode in (0, 1, 3), res.stderr
-                break
-        assert _settled(rd)
-        final = run_dir_check(rd)
-        assert comparable(final) == comparable(baseline)
-        evs = events(rd)
-        log = log_lines(root)
-        for leg, passed, counts in guarded:
-            later = {n for e in evs if e["leg"] > leg for n, _ in launches([e])}
-            assert not later & passed, f"{later & passed} passed before a kill, then re-ran"
-            for nid, count in counts.items():
-                assert log.count(nid) == count, f"{nid} passed before a kill, then ran again"
         shutil.rmtree(case)
 
     prop()
     mid = [p for p in points if p["landed"] == "mid-leg"]
     summary = {
+        "mode": mode,
         "examples": examples[0],
         "kills": len(points),
         "mid_leg": len(mid),
@@ -428,12 +514,169 @@ def test_sigkill_at_random_points_never_reruns_a_passed_node(
         "before_first_event": sum(p["landed"] == "before any event" for p in points),
         "after_leg_end": sum(p["landed"] in ("after exit", "after run_finished") for p in points),
     }
+    summary["examples_with_a_lane"] = sum(n is not None for n in lanes)
+    if mode != "outside-git":
+        summary["lanes_set_aside"] = sum(n or 0 for n in lanes)
+        summary["right_after_a_commit"] = sum(p["aim"] == "commit" for p in points)
+        keys = ["events_past_commit", "stale_lock", "simulated_ref_lock"]
+        keys += ["ahead_of_remote", "lease_left_by_a_killed_leg"] if mode == "push" else []
+        for key in keys:
+            summary[key] = sum(bool(p.get(key)) for p in points)
     # The count, for whoever needs the number: printed (-s), in the pytest cache
-    # (.pytest_cache/v/omg/kill_points), and in $OMG_KILL_REPORT when that names a file.
+    # (.pytest_cache/v/omg/kill_points[_<mode>]), and a line in $OMG_KILL_REPORT when it names
+    # a file.
     print(f"\nSIGKILL property: {json.dumps(summary)}")
     cache = getattr(request.config, "cache", None)
     if cache is not None:
-        cache.set("omg/kill_points", summary)
+        cache.set("omg/kill_points" + ("" if mode == "outside-git" else f"_{mode}"), summary)
     if os.environ.get("OMG_KILL_REPORT"):
-        Path(os.environ["OMG_KILL_REPORT"]).write_text(json.dumps(summary) + "\n")
-    assert len(mid) >= 10, summary  # the property must land kills inside legs, not around them
+        with Path(os.environ["OMG_KILL_REPORT"]).open("a") as fh:
+            fh.write(json.dumps(summary) + "\n")
+    assert len(mid) >= EXAMPLES[mode] // 3, summary  # kills must land inside legs
+
+
+def _kill_and_resume(
+    place: Place,
+    plan: list[Kill],
+    baseline_root: Path,
+    baseline: dict[str, Any],
+    points: list[dict[str, Any]],
+    run_dir_check: Callable[[Path], dict],
+    status: Any,
+) -> int | None:
+    """Kill and resume one example's legs, checking every invariant; the lane commits set aside
+    (None: the graph has no lane)."""
+    from omg.state.store import RunDir, load_run
+
+    root = place.root
+    rd = run_path(root, "r")
+    full = events(run_path(baseline_root, "r"))  # what a whole run of this graph records
+    guarded: list[tuple[int, set[str], dict[str, int]]] = []  # (leg, passed, log counts)
+    recorded: list[bytes] = []  # the event stream after each kill: never shortened after
+    pushed: list[str] = []  # the remote's run-branch head after each kill: never left
+
+    for k in plan:
+        if _settled(rd):
+            break
+        known = _count_events(rd)
+        aim = k.aim if place.git else "event"
+        # 1 … len(full) - 1 new events: at most up to the event before a whole run's last.
+        target = known + 1 + int(k.at * (len(full) - 2)) if k.at else 0
+        # or a commit of this leg: after run_started, one per settled node, one at its end
+        goal = _commits(root) + 1 + int(k.at * len(of_kind(full, "node_passed", "node_failed")))
+        proc = popen_omg(root, *place.next_leg(rd), env=place.env())
+        end = time.monotonic() + 30
+        while target:
+            if proc.poll() is not None:
+                break
+            if aim == "event" and _count_events(rd) >= target:
+                break
+            if aim == "commit" and _commits(root) >= goal:
+                break
+            assert time.monotonic() < end, "the leg stalled"
+            time.sleep(0.0005)
+        if k.jitter:
+            time.sleep(k.jitter if aim == "event" else k.jitter / 10)
+        exited = proc.poll() is not None
+        kill_group(proc)
+        evs = events(rd)
+        new = evs[known:]
+        open_leg = bool(new) and new[-1]["event"] != "run_finished"
+        landed = (
+            "after exit"
+            if exited
+            else "before any event"
+            if not new
+            else "mid-leg"
+            if open_leg
+            else "after run_finished"
+        )
+        point: dict[str, Any] = {
+            "landed": landed,
+            "aim": aim,
+            "position": len(new),
+            "last": new[-1]["event"] if new else None,
+            "in_flight": len(of_kind(new, "node_started"))
+            - len(of_kind(new, "node_passed", "node_failed")),
+        }
+        if place.git and (rd / "events.jsonl").exists():
+            point.update(_git_invariants(place, rd))
+            ref = root / ".git" / RUN_REF
+            if ref.exists() and k.jitter in (0.0005, 0.002):  # about one kill in three
+                # What a kill inside libgit2's ref update leaves (its window is microseconds
+                # wide, so SIGKILL alone almost never hits it): the half-done `<ref>.lock`.
+                ref.with_name(ref.name + ".lock").write_bytes(SIMULATED_LOCK)
+                point["simulated_ref_lock"] = True
+        if place.bare is not None and open_leg:
+            point["lease_left_by_a_killed_leg"] = _lease_standing(place.bare) == "dead"
+        points.append(point)
+        if open_leg:  # what `omg status` derives — and nothing is appended to say it
+            # A child forked in the instant of the kill shares the lock until its exec.
+            wait_for(
+                lambda: status.derive(load_run(RunDir(rd))[0], RunDir(rd)) == "abandoned",
+                timeout=5,
+            )
+        if evs:
+            counts = {n: log_lines(root).count(n) for n in passed_nodes(evs)}
+            guarded.append((evs[-1]["leg"], passed_nodes(evs), counts))
+            recorded.append((rd / "events.jsonl").read_bytes())
+        if place.bare is not None:
+            pushed += filter(None, [_ref(place.bare, RUN_REF)])
+
+    for _ in range(6):  # then `omg resume` until the run settles (at least once)
+        res = subprocess.run(
+            omg_cmd(*place.next_leg(rd)),
+            cwd=root,
+            env=place.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "Traceback" not in res.stderr, res.stderr
+        if _settled(rd):
+            # 3: a run that failed (and halted) asks for --retry-failed instead.
+            assert res.returncode in (0, 1, 3), res.stderr
+            break
+    assert _settled(rd)
+    final = run_dir_check(rd)
+    got, want = comparable(final), comparable(baseline)
+    lanes = got.pop("worktrees")  # in git: the lane's branch and commit, which differ by nature
+    assert want.pop("worktrees") == {} and got == want
+    assert lane_files(root) == lane_files(baseline_root)
+    if lanes:
+        import pygit2
+
+        tree = pygit2.Repository(str(root))[lanes["lane"]["commit"]].peel(pygit2.Commit).tree
+        held = {e.name: tree[e.name].data.decode() for e in tree if e.name.startswith("n")}
+        assert held == lane_files(root), "the lane's files are not what its run recorded"
+    stream = (rd / "events.jsonl").read_bytes()
+    for before in recorded:
+        assert stream.startswith(before), "an event recorded before a kill was lost"
+    evs = events(rd)
+    log = log_lines(root)
+    for leg, passed, counts in guarded:
+        later = {n for e in evs if e["leg"] > leg for n, _ in launches([e])}
+        assert not later & passed, f"{later & passed} passed before a kill, then re-ran"
+        for nid, count in counts.items():
+            assert log.count(nid) == count, f"{nid} passed before a kill, then ran again"
+    if place.git:
+        assert not _git_invariants(place, rd)["events_past_commit"], "the end is not committed"
+    if place.bare is not None:
+        import pygit2
+
+        head = _ref(place.bare, RUN_REF)
+        assert head == _ref(root, RUN_REF), "the final leg left work unpushed"
+        remote = pygit2.Repository(str(place.bare))
+        for earlier in pushed:
+            assert earlier == head or remote.descendant_of(head, earlier), "remote rewritten"
+        tree = remote[head].peel(pygit2.Commit).tree
+        assert remote[tree["events.jsonl"].id].data == stream
+        assert _lease_standing(place.bare) != "live", "a lease outlived every leg"
+    if not any(node.get("worktree") for node in baseline["graph"]["nodes"]):
+        return None
+    if not place.git:
+        return 0
+    import pygit2
+
+    kept = [r for r in pygit2.Repository(str(root)).references if "/kept/omg-work-r-" in r]
+    return len(kept)

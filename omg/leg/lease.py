@@ -1,0 +1,346 @@
+"""The lease: which leg holds a run across machines, recorded on the remote.
+
+A leg with ``--push`` takes the run's lease (``refs/omg/lease/<run-id>``) before it runs
+anything, renews it from a background thread while it runs and gives it back when it ends. A
+leg that finds a live lease held by another refuses (exit 3); one that finds it given back,
+expired, or held by a dead process of this machine takes it over. Taking and renewing are
+compare-and-swaps on that ref, so two legs never both hold it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from omg.errors import GitError, Held, Hint, MovedOn
+from omg.git import RunRepo
+from omg.git.names import lease_ref, lease_tracking
+from omg.runners.process import reap_run
+from omg.state.store import Process, alive, this_process
+
+Warn = Callable[[str], None]
+Clock = Callable[[], float]
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Times:
+    """How long a lease lasts. See DESIGN.md ("A live leg is never taken for abandoned").
+
+    ``ttl_s``: a lease lasts this long after each renewal (4 missed renewals in a row).
+    ``renew_s``: how often the live leg renews it.
+    ``skew_s``: what another machine adds before it takes an expired lease over, for clocks
+    that disagree; a lease claiming to outlast its renewal by more than ``ttl_s``, or renewed
+    more than ``skew_s`` in the reader's future, is not believed, so none blocks for ever.
+    """
+
+    ttl_s: float = 300.0
+    renew_s: float = 60.0
+    skew_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lease: the process, its leg, the mark its children carry, a fresh token."""
+
+    proc: Process
+    leg: int
+    mark: str
+    token: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A lease as read from the remote (``holder`` None: not a lease this omg can read)."""
+
+    commit: str
+    holder: Holder | None
+    renewed: float
+    expires: float
+    released: bool
+
+
+#: How a lease stands for a leg that wants the run: only "live" refuses it.
+Standing = Literal["free", "released", "expired", "dead", "unreadable", "live"]
+
+
+def standing(
+    claim: Claim | None,
+    now: float,
+    times: Times = Times(),
+    is_alive: Callable[[Process], bool | None] = alive,
+) -> Standing:
+    """Whether a leg may take the lease ``claim`` at ``now`` (its own clock), and why."""
+    if claim is None:
+        return "free"
+    if claim.holder is None or claim.renewed > now + times.skew_s:
+        return "unreadable"  # garbage, or renewed in the future: nothing to honour
+    if claim.released:
+        return "released"
+    if now > lapses(claim, times):
+        return "expired"
+    if is_alive(claim.holder.proc) is False:
+        return "dead"  # this machine, and that process is gone: no need to wait
+    return "live"
+
+
+def lapses(claim: Claim, times: Times = Times()) -> float:
+    """When another machine may take the lease over: its expiry (at most ``ttl_s`` after its
+    renewal) plus ``skew_s``."""
+    return min(claim.expires, claim.renewed + times.ttl_s) + times.skew_s
+
+
+def encode(run_id: str, holder: Holder, renewed: float, expires: float, released: bool) -> bytes:
+    """``lease.json``: sorted keys, one line."""
+    record: dict[str, Any] = {
+        "schema": SCHEMA,
+        "run_id": run_id,
+        "holder": {
+            "host": holder.proc.host,
+            "machine": holder.proc.machine,
+            "pid": holder.proc.pid,
+            "started": holder.proc.started,
+            "leg": holder.leg,
+            "mark": holder.mark,
+            "token": holder.token,
+        },
+        "renewed_at": _iso(renewed),
+        "expires_at": _iso(expires),
+        "released": released,
+    }
+    return (json.dumps(record, sort_keys=True) + "\n").encode()
+
+
+_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def decode(commit: str, data: bytes, run_id: str) -> Claim:
+    """The claim in ``lease.json`` as read from a remote: anything but a well-formed lease of
+    this run has no holder. Names are made inert (they reach messages and comments)."""
+    try:
+        rec = json.loads(data)
+        h = rec["holder"]
+        if rec["schema"] != SCHEMA or rec["run_id"] != run_id:
+            raise ValueError("another run's or another version's lease")
+        proc = Process(
+            _NAME.sub("?", str(h["host"]))[:64],
+            _NAME.sub("?", str(h["machine"]))[:64],
+            int(h["pid"]),
+            int(h["started"]),
+        )
+        mark = str(h["mark"])
+        holder = Holder(
+            proc,
+            int(h["leg"]),
+            mark if re.fullmatch(rf"{re.escape(run_id)}@[0-9a-f]{{12}}", mark) else "",
+            _NAME.sub("?", str(h["token"]))[:64],
+        )
+        renewed, expires = _time(rec["renewed_at"]), _time(rec["expires_at"])
+        return Claim(commit, holder, renewed, expires, rec["released"] is True)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return Claim(commit, None, 0.0, 0.0, False)
+
+
+def claim_on(repo: RunRepo, remote: str, run_id: str) -> Claim | None:
+    """The lease as last fetched from ``remote`` (``commits.run_refspecs`` fetches it)."""
+    found = repo.lease(remote, run_id)
+    return None if found is None else decode(found[0], found[1], run_id)
+
+
+def refusal(run_id: str, claim: Claim, remote: str, times: Times = Times()) -> Held:
+    """Exit 3: who holds the run, until when, and what to do."""
+    assert claim.holder is not None
+    h = claim.holder
+    where = (
+        "in another checkout on this machine"
+        if alive(h.proc) is not None
+        else f"on host {h.proc.host!r}"
+    )
+    return Held(
+        f"run {run_id!r} has a live leg elsewhere: leg {h.leg} (pid {h.proc.pid} {where}) "
+        f"holds its lease on {remote}, renewed {_shown(claim.renewed)} and valid until "
+        f"{_shown(claim.expires)}. Nothing ran here. Wait for that leg to end, then run this "
+        f"command again; if that leg died, its lease lapses at {_shown(lapses(claim, times))} "
+        f"(its expiry plus {times.skew_s:g} s for clocks that disagree) and this command then "
+        "takes the run over",
+        hint=Hint("wait", run_id),
+    )
+
+
+class LegLease:
+    """The lease this leg holds, renewed every ``renew_s`` by a thread until ``release``.
+
+    ``lost`` says who took it when a renewal finds another holder (this leg was cut off from
+    the remote for longer than the lease lasts); the leg's next commit then stops the leg.
+    """
+
+    def __init__(
+        self,
+        repo: RunRepo,
+        remote: str,
+        run_id: str,
+        holder: Holder,
+        commit: str,
+        *,
+        times: Times,
+        clock: Clock,
+        warn: Warn,
+    ) -> None:
+        self.repo, self.remote, self.run_id = repo, remote, run_id
+        self.holder, self.commit = holder, commit
+        self.times, self.clock, self.warn = times, clock, warn
+        self.expires = clock() + times.ttl_s
+        self.lost: str | None = None
+        self.renewals = 0
+        self._failing = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renewing, name="omg-lease", daemon=True)
+
+    @classmethod
+    def take(
+        cls,
+        repo: RunRepo,
+        remote: str,
+        run_id: str,
+        *,
+        leg: int,
+        mark: str,
+        warn: Warn,
+        times: Times = Times(),
+        clock: Clock = time.time,
+        me: Process | None = None,
+    ) -> LegLease:
+        """Take the run's lease (fetched already) and start renewing it; Held while a live leg
+        holds it, MovedOn when another leg took it in the same instant."""
+        claim = claim_on(repo, remote, run_id)
+        now = clock()
+        why = standing(claim, now, times)
+        if why == "live":
+            assert claim is not None
+            raise refusal(run_id, claim, remote, times)
+        if claim is not None and claim.holder is not None and why in ("expired", "dead"):
+            h = claim.holder
+            warn(
+                f"omg: leg {h.leg} of run {run_id!r} (pid {h.proc.pid} on {h.proc.host!r}) "
+                f"held its lease until {_shown(claim.expires)} and is "
+                f"{'gone' if why == 'dead' else 'silent since'}; this leg takes the run over"
+            )
+            if why == "dead" and h.mark:
+                reaped = reap_run(h.mark)  # what it left running on this machine
+                if reaped:
+                    warn(f"omg: stopped {reaped} process(es) that leg left running")
+        holder = Holder(me or this_process(), leg, mark, secrets.token_hex(8))
+        data = encode(run_id, holder, now, now + times.ttl_s, False)
+        try:
+            commit = repo.put_lease(
+                remote, run_id, data, f"omg {run_id} leg {leg}: lease taken",
+                parent=claim.commit if claim is not None else None,
+            )  # fmt: skip
+        except MovedOn:
+            raise MovedOn(
+                f"run {run_id!r}: another leg took its lease on {remote} in the same instant; "
+                "nothing ran here, and that leg continues the run"
+            ) from None
+        lease = cls(repo, remote, run_id, holder, commit, times=times, clock=clock, warn=warn)
+        lease._thread.start()
+        return lease
+
+    def renew(self) -> None:
+        """One renewal: the lease again, valid ``ttl_s`` from now, on top of the last one."""
+        now = self.clock()
+        data = encode(self.run_id, self.holder, now, now + self.times.ttl_s, False)
+        try:
+            self.commit = self.repo.put_lease(
+                self.remote, self.run_id, data,
+                f"omg {self.run_id} leg {self.holder.leg}: lease renewed", parent=self.commit,
+            )  # fmt: skip
+        except MovedOn:
+            self.lost = self._taken_by()
+            self._stop.set()
+            return
+        except GitError as exc:
+            if not self._failing:
+                self.warn(
+                    f"omg: warning: could not renew the lease of run {self.run_id!r} ({exc}); "
+                    f"retrying every {self.times.renew_s:g} s — it lapses at "
+                    f"{_shown(self.expires)} unless a renewal lands"
+                )
+            self._failing = True
+            return
+        self._failing = False
+        self.expires = now + self.times.ttl_s
+        self.renewals += 1
+
+    def release(self) -> None:
+        """Stop renewing and give the lease back (so the next leg need not wait for it)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self.lost is not None:
+            return
+        now = self.clock()
+        data = encode(self.run_id, self.holder, now, now, True)
+        try:
+            self.repo.put_lease(
+                self.remote, self.run_id, data,
+                f"omg {self.run_id} leg {self.holder.leg}: lease given back", parent=self.commit,
+            )  # fmt: skip
+        except GitError as exc:
+            self.warn(
+                f"omg: warning: the lease of run {self.run_id!r} was not given back ({exc}); "
+                f"it lapses by itself at {_shown(self.expires + self.times.skew_s)}"
+            )
+
+    def _renewing(self) -> None:
+        while not self._stop.wait(self.times.renew_s):
+            self.renew()
+
+    def _taken_by(self) -> str:
+        try:
+            spec = f"{lease_ref(self.run_id)}:{lease_tracking(self.remote, self.run_id)}"
+            self.repo.fetch(self.remote, [spec])
+            claim = claim_on(self.repo, self.remote, self.run_id)
+        except GitError:
+            claim = None
+        who = "another leg"
+        if claim is not None and claim.holder is not None:
+            h = claim.holder
+            who = f"leg {h.leg} (pid {h.proc.pid} on {h.proc.host!r})"
+        return (
+            f"run {self.run_id!r}: {who} took over its lease on {self.remote} (this leg could "
+            f"not renew it in time); this leg stops and records nothing more"
+        )
+
+
+def check(repo: RunRepo, remote: str, run_id: str, times: Times = Times()) -> None:
+    """For a leg that fetched the run but will not push: refuse while a live leg holds it, as
+    running its nodes here too would run them twice."""
+    claim = claim_on(repo, remote, run_id)
+    if standing(claim, time.time(), times) == "live":
+        assert claim is not None
+        raise refusal(run_id, claim, remote, times)
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _time(text: object) -> float:
+    if not isinstance(text, str):
+        raise ValueError("not a time")
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _shown(t: float) -> str:
+    try:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return "a time out of range"
