@@ -87,6 +87,7 @@ class ScriptedSpawner:
         env: Mapping[str, str],
         timeout_s: float,
         merge_stderr: bool = False,
+        **_: object,  # stdin, the idle watchdog, reaping: nothing runs, so nothing to do
     ) -> ProcResult:
         nid = argv[-1].split()[-1]
         k = self.calls.get(nid, 0)
