@@ -14,6 +14,7 @@ Cause = Literal[
     "budget_exceeded",
     "verify_failed",
     "result_mismatch",
+    "match_timeout",
 ]
 #: What a PASS rests on.
 Provenance = Literal["verified", "self-reported", "exit-only", "approved"]

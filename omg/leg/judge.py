@@ -40,7 +40,7 @@ def judge(
     """Judge ``outcome`` against ``node.success_check`` (verify command already rendered).
 
     A pattern is searched in a child process, so one that backtracks without end fails the
-    attempt as ``run_error`` after ``match_timeout_s`` instead of hanging the leg.
+    attempt as ``match_timeout`` after ``match_timeout_s`` instead of hanging the leg.
     """
     if outcome.error is not None:
         return Judgment(False, outcome.error, False, detail=outcome.detail, payload=outcome.result)
@@ -88,7 +88,7 @@ def _unjudged(node: Node, check: str, pattern: str, text: str, found: Search) ->
     )
     return Judgment(
         False,
-        "run_error",
+        "match_timeout" if found.timed_out else "run_error",
         False,
         detail=(
             f'node "{node.id}" could not judge success_check {check}: the search for '

@@ -43,7 +43,7 @@ def test_a_result_pattern_that_backtracks_forever_is_stopped_as_its_own_failure(
     tmp_path: Path,
 ) -> None:
     j = _judged(tmp_path, SuccessCheck(exit_zero=True, result_matches=CATASTROPHIC), SLOW_REPLY)
-    assert not j.passed and j.cause == "run_error" and not j.judged
+    assert not j.passed and j.cause == "match_timeout" and not j.judged
     assert 'node "n" could not judge success_check result_matches' in j.detail
     assert "did not finish within 1s" in j.detail and "backtracks catastrophically" in j.detail
 
@@ -51,7 +51,7 @@ def test_a_result_pattern_that_backtracks_forever_is_stopped_as_its_own_failure(
 def test_a_verify_output_pattern_that_backtracks_forever_is_stopped_too(tmp_path: Path) -> None:
     sc = SuccessCheck(verify=Verify(command=f"printf %s {SLOW_REPLY}", output_matches=CATASTROPHIC))
     j = _judged(tmp_path, sc, "")
-    assert not j.passed and j.cause == "run_error"
+    assert not j.passed and j.cause == "match_timeout"
     assert "could not judge success_check verify.output_matches" in j.detail
 
 
