@@ -19,7 +19,12 @@ def derive(state: State, rundir: RunDir) -> str:
     """running / paused at gate X / paused for leg budget / passed / failed / abandoned."""
     legs = state["legs"]
     if legs and legs[-1]["outcome"] is None:
-        return "running" if rundir.probe_lock() == "held" else "abandoned"
+        if rundir.probe_lock() == "held":
+            return "running"
+        from omg.leg.lease import live_elsewhere  # only here: pygit2 stays out of a plain status
+
+        where = live_elsewhere(Path.cwd(), state["run_id"])
+        return f"running elsewhere ({where})" if where else "abandoned"
     if state["status"] == "paused":
         if state["paused_at"]:
             return f"paused at gate {state['paused_at']}"
@@ -37,7 +42,7 @@ def situation(state: State, derived: str) -> Hint | None:
         return Hint("resume", rid)
     if derived == "failed":
         return Hint("retry_failed", rid)
-    if derived == "running":
+    if derived.startswith("running"):
         return Hint("wait", rid)
     return None
 

@@ -227,6 +227,11 @@ class RunRepo:
 
     # -- the lease ----------------------------------------------------------------------
 
+    def remote_names(self) -> list[str]:
+        """The remotes this repository names (``origin``, …)."""
+        with self._lock, translated("listing the repository's remotes", _FIX):
+            return [name for name in self._repo.remotes.names() if name]
+
     def lease(self, remote: str, run_id: str) -> tuple[str, bytes] | None:
         """After a fetch of the run: (commit, ``lease.json``) of the remote's lease, or None."""
         with self._lock, translated(f"reading {remote}'s lease of run {run_id}", _FIX):

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from omg.errors import GitError, Held, Hint, MovedOn
@@ -153,6 +154,26 @@ def claim_on(repo: RunRepo, remote: str, run_id: str) -> Claim | None:
     """The lease as last fetched from ``remote`` (``commits.run_refspecs`` fetches it)."""
     found = repo.lease(remote, run_id)
     return None if found is None else decode(found[0], found[1], run_id)
+
+
+def live_elsewhere(root: Path, run_id: str, now: float | None = None) -> str:
+    """Where a live leg of ``run_id`` holds its lease, as last fetched from any remote of the
+    repository around ``root`` ('' when none does): a run whose last leg is open and whose
+    local lock is free is running on another machine, not abandoned, while that lease lives."""
+    from omg.git import open_repo
+
+    repo = open_repo(root)
+    if repo is None:
+        return ""
+    at = time.time() if now is None else now
+    for remote in repo.remote_names():
+        claim = claim_on(repo, remote, run_id)
+        if claim is not None and claim.holder is not None and standing(claim, at) == "live":
+            h = claim.holder
+            return f"leg {h.leg} on host {h.proc.host!r}, lease on {remote} until " + _shown(
+                claim.expires
+            )
+    return ""
 
 
 def refusal(run_id: str, claim: Claim, remote: str, times: Times = Times()) -> Held:

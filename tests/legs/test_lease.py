@@ -152,6 +152,10 @@ def test_a_second_checkout_refuses_while_the_first_legs_node_runs(tmp_path: Path
             assert "holds its lease on origin" in said and "valid until" in said
             assert "Wait for that leg to end, then run this command again" in said
         assert log_lines(tmp_path) == ["start-a"]
+        shown = omg_in(b, "status")  # what b fetched: a leg runs it elsewhere, not abandoned
+        assert shown.returncode == 0 and "abandoned" not in shown.stdout, shown.stdout
+        assert "running elsewhere (leg 1 on host" in shown.stdout, shown.stdout
+        assert "lease on origin until" in shown.stdout
     finally:
         (tmp_path / "go").touch()
         _, err = first.communicate(timeout=60)
