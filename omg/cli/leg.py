@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from omg.cli.leg_report import Reporting, leg_elsewhere, say
 from omg.cli.report import answer
-from omg.errors import MovedOn, OmgError, StateError, UsageError
+from omg.errors import MovedOn, OmgError, RunFailed, StateError, UsageError
 from omg.git.repo import RunRepo
 from omg.github.access import refusal
 from omg.github.client import GitHub
@@ -29,7 +29,6 @@ from omg.graph.findings import Finding
 from omg.graph.model import Graph
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
-from omg.leg.start import Environment, LegEnd
 from omg.mask import Masker
 from omg.state import State
 from omg.state.events import EventFields, EventKind
@@ -40,6 +39,7 @@ from omg.state.store import RunDir
 
 if TYPE_CHECKING:
     from omg.leg.commits import RunCommits
+    from omg.leg.start import Environment, LegEnd
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,7 @@ class Job(Reporting):
 
     def environment(self, run_id: str) -> Environment:
         from omg.leg.commits import attach
+        from omg.leg.start import Environment
 
         env = Environment(
             runs_dir=self.args.runs_dir, root=Path.cwd(), warn=say, inputs=self.args.inputs
@@ -410,10 +411,10 @@ class Job(Reporting):
                 raise
             self.lost(rid, lost)
             return None
+        except RunFailed as exc:  # a failed run: report it, do not refuse the job
+            self.notes.append(str(exc))
+            return None
         except StateError as exc:
-            if "failed at" in str(exc):  # a failed run: report it, do not refuse the job
-                self.notes.append(str(exc))
-                return None
             if RunDir(self.args.runs_dir / rid).read_state()["status"] == "superseded":
                 self.notes.append(str(exc))  # a note folded in at the leg's start said so
                 return None
