@@ -10,10 +10,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from omg.cli.leg_report import Reporting, leg_elsewhere, say
 from omg.cli.report import answer
@@ -27,13 +28,13 @@ from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_tr
 from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.graph.model import Graph
+from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.mask import Masker
 from omg.state import State
 from omg.state.events import EventFields, EventKind
-from omg.state.records import CiRun
-from omg.state.records import PullRequest as PullRequestRecord
+from omg.state.records import CiRun, PullRequestRecord
 from omg.state.runid import MAX_RUN_ID, check_run_id, slug
 from omg.state.store import RunDir
 
@@ -60,6 +61,13 @@ class LegArgs:
 
 #: How often a comment's decision is judged again after another leg moved the run first.
 RACE_TRIES = 3
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A try that lost its race: another leg advanced the run first."""
 
 
 def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
@@ -168,30 +176,36 @@ class Job(Reporting):
             approvers=graph.approvers,  # the default branch's file: a PR cannot name its own
             permission=self.api.permission,
         )
+        from omg.leg.notes import progress_seq
+
+        rundir = RunDir(self.args.runs_dir / rid)
         for _ in range(RACE_TRIES):  # a decision that lost a race is judged again, not dropped
-            busy = self.running_elsewhere(rid)
-            applied = cmd.verb != "retry" and self.already_applied(rid, cmd, t.login)
-            if why is None and not applied:
-                why = busy or (
-                    None if cmd.verb == "retry" else self.stale_or_wrong(rid, cmd, t.login)
-                )
-            if why is not None:
-                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, why)
-            if applied and busy:  # on record, and a leg carries it on: that leg is left alone
+            state = rundir.read_state()
+            verdict = admit(
+                state,
+                cmd,
+                t.login,
+                refused=why,
+                busy=self.running_elsewhere(rid, state),
+                state_at=lambda ref: self.state_at(rid, ref),
+                progress=lambda: progress_seq(rundir),
+            )
+            if isinstance(verdict, Refuse):
+                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, verdict.why)
+            if isinstance(verdict, AlreadyApplied) and verdict.busy:
+                # on record, and a leg carries it on: that leg is left alone
                 self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")
                 return self.report_only(rid, t.number)
-            try:
-                if cmd.verb == "retry":
-                    end = self.resume(rid, retry_failed=True, contest=True)
-                elif applied:
-                    end = self.resume(rid, quiet_if_paused=True)
-                else:
-                    d = Decision(cmd.gate, cmd.verb == "approve", t.login, cmd.reason)
-                    end = self.resume(rid, decision=d, contest=True)
-                return self.finish(end, number=t.number)
-            except MovedOn:
-                say(f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again")
-                self.fetch(rid, replace=True)
+            again = f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again"
+            if isinstance(verdict, AlreadyApplied):
+                act = partial(self.resume, rid, quiet_if_paused=True)
+            elif verdict.decision is None:
+                act = partial(self.resume, rid, retry_failed=True, contest=True)
+            else:
+                act = partial(self.resume, rid, decision=verdict.decision, contest=True)
+            done = self.settle(rid, partial(self.run_and_finish, act, t.number), again)
+            if not isinstance(done, Lost):
+                return done
         self.notes.append(f"run {rid} kept moving; {cmd.text!r} was not applied, comment again")
         return self.report_only(rid, t.number)
 
@@ -426,6 +440,20 @@ class Job(Reporting):
         say(f"omg: {self.notes[-1]}")
         self.fetch(rid, replace=True)  # report what the winner recorded
 
+    def run_and_finish(self, act: Callable[[], LegEnd | None], number: int) -> int:
+        return self.finish(act(), number=number)
+
+    def settle(self, rid: str, act: Callable[[], R], again: str = "") -> R | Lost:
+        """``act()``, or Lost when another leg advanced run ``rid`` first (MovedOn): the run
+        is then fetched anew (after saying ``again``) for the caller to judge again."""
+        try:
+            return act()
+        except MovedOn:
+            if again:
+                say(again)
+            self.fetch(rid, replace=True)
+            return Lost()
+
     def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
         """Record a note about run ``rid`` on a ref of its own (never on the run branch, so a
         leg running now keeps its work); False when that note is on record already."""
@@ -452,10 +480,9 @@ class Job(Reporting):
             raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
         return found
 
-    def running_elsewhere(self, rid: str) -> str:
+    def running_elsewhere(self, rid: str, state: State) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by
         another workflow run, which may be running it this very moment — or '' when none is."""
-        state = RunDir(self.args.runs_dir / rid).read_state()
         where = leg_elsewhere(state, self.gh.run_id)
         if not where:
             return ""
@@ -485,54 +512,23 @@ class Job(Reporting):
             if state["legs"] and state["legs"][-1]["outcome"] is None:
                 self.note(old, "run_superseded", fields, what, nid)  # a leg may be running it
                 break
-            try:
-                on_branch(self.masked(old), self.commits(old), "run_superseded", fields, nid, what)
+            landed = self.settle(  # a leg that advanced it meanwhile: look again
+                old,
+                lambda: on_branch(
+                    self.masked(old), self.commits(old), "run_superseded", fields, nid, what
+                ),
+            )
+            if not isinstance(landed, Lost):
                 break
-            except MovedOn:  # a leg advanced it meanwhile: look again
-                self.fetch(old, replace=True)
         else:
             self.note(old, "run_superseded", fields, what, nid)
         self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
 
-    def stale_or_wrong(self, rid: str, cmd: Command, login: str) -> str | None:
-        """Why a decision does not answer the run's current pause, or None when it does."""
-        from omg.leg.decisions import check
-        from omg.leg.notes import progress_seq
-
-        rundir = RunDir(self.args.runs_dir / rid)
-        state = rundir.read_state()
-        if self.already_applied(rid, cmd, login):
-            return None
-        try:
-            check(state, Decision(cmd.gate, cmd.verb == "approve", login, cmd.reason))
-        except StateError as exc:
-            return str(exc)
-        if not cmd.ref:
-            return None
+    def state_at(self, rid: str, ref: str) -> tuple[str, int] | None:
+        """The run id and seq of the state commit ``ref`` of run ``rid``'s record, if any."""
         commits = self.environment(rid).commits
         assert commits is not None
-        judged = commits.state_seq(cmd.ref)
-        if judged is None or judged[0] != rid:
-            return f"@{cmd.ref} is not a state of run {rid}; copy the command from the omg comment"
-        if judged[1] < progress_seq(rundir):
-            return (
-                f"@{cmd.ref} is a stale state of run {rid}: the run has moved on since; "
-                "decide again with the command in the updated omg comment"
-            )
-        return None
-
-    def already_applied(self, rid: str, cmd: Command, login: str) -> bool:
-        """This very decision is on record (a re-run of the job that recorded it)."""
-        state = RunDir(self.args.runs_dir / rid).read_state()
-        got = state["gates"].get(cmd.gate)
-        want = "approve" if cmd.verb == "approve" else "reject"
-        return (
-            got is not None
-            and got["decision"] == want
-            and got["by"] == login
-            and got["reason"] == cmd.reason
-            and state["paused_at"] != cmd.gate
-        )
+        return commits.state_seq(ref)
 
     def refuse(
         self, rid: str, number: int, comment_id: int, login: str, cmd: Command, why: str
