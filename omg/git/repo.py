@@ -33,7 +33,7 @@ from omg.git.names import (
     run_ref,
 )
 from omg.git.remote import GitToken
-from omg.git.worktrees import Worktree
+from omg.git.worktrees import Checkout
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
 #: How a local run branch stands to its remote copy.
@@ -354,7 +354,7 @@ class RunRepo:
 
     def acquire_worktree(
         self, run_id: str, name: str, *, base: str = "HEAD", branch: str | None = None
-    ) -> Worktree:
+    ) -> Checkout:
         """The checkout at ``.omg/worktrees/<run_id>/<name>``, reused, re-attached or created.
 
         Its branch is ``omg/work/<run_id>/<name>``, or ``branch`` (created from ``base`` when
@@ -368,7 +368,7 @@ class RunRepo:
         with self._lock, translated(f"reading where lane {name!r} of run {run_id} started", _FIX):
             return runbranch.head(self._repo, base_ref(run_id, name))
 
-    def commit_worktree(self, wt: Worktree, message: str) -> str | None:
+    def commit_worktree(self, wt: Checkout, message: str) -> str | None:
         """Commit every change in the worktree on its branch; None when nothing changed."""
         with self._lock, translated(f"committing worktree {wt.name!r} at {wt.path}", _FIX):
             return worktrees.commit(
@@ -377,14 +377,14 @@ class RunRepo:
                 signature(self._repo, self._env, "COMMITTER"),
             )  # fmt: skip
 
-    def worktree_head(self, wt: Worktree) -> str:
+    def worktree_head(self, wt: Checkout) -> str:
         """The commit the worktree is at."""
         with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", _FIX):
             return worktrees.worktree_head(wt, self._repo)
 
     def restore_worktree(
         self, run_id: str, name: str, commit: str, *, branch: str | None = None
-    ) -> Worktree:
+    ) -> Checkout:
         """Bring the worktree and its branch exactly to ``commit`` (e.g. in a fresh clone)."""
         with self._lock, translated(f"restoring worktree {name!r} of run {run_id}", _FIX):
             sig = signature(self._repo, self._env, "COMMITTER")
