@@ -12,8 +12,7 @@ from pygit2.enums import RepositoryOpenFlag, ResetMode
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git.identity import BOT_EMAIL, BOT_NAME
-from omg.git.names import BASES, HEADS, base_ref, checked, work_branch, worktree_id
-from omg.git.runbranch import head
+from omg.git.names import BASES, HEADS, base_ref, checked, head, run_dir, work_branch, worktree_id
 
 
 @dataclass(frozen=True)
@@ -23,11 +22,6 @@ class Checkout:
     name: str
     path: Path
     branch: str
-
-
-def run_dir(root: Path, run_id: str) -> Path:
-    """``.omg/worktrees/<run_id>/`` under the repository root."""
-    return root / NAME / "worktrees" / checked("run id", run_id)
 
 
 def acquire(
