@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from omg.cli.leg_report import Reporting, leg_elsewhere, say
 from omg.cli.report import answer
-from omg.errors import MovedOn, OmgError, RunFailed, StateError, UsageError
-from omg.git.repo import RunRepo
+from omg.errors import MovedOn, RunFailed, StateError, UsageError
 from omg.github.access import refusal
 from omg.github.client import GitHub
 from omg.github.command import Command, Malformed, parse
@@ -30,16 +29,16 @@ from omg.graph.findings import Finding
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
+from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
 from omg.mask import Masker
 from omg.state import State
 from omg.state.events import EventFields, EventKind
 from omg.state.records import CiRun, PullRequestRecord
-from omg.state.runid import MAX_RUN_ID, check_run_id, slug
+from omg.state.runid import MAX_RUN_ID, slug
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
-    from omg.leg.commits import RunCommits
     from omg.leg.start import Environment, LegEnd
 
 
@@ -95,6 +94,7 @@ class Job(Reporting):
         self.api = GitHub(
             gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
         )
+        self.runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.default_branch = ""
@@ -294,67 +294,13 @@ class Job(Reporting):
         return tuple(state["graph"].get("approvers") or ())
 
     def environment(self, run_id: str) -> Environment:
-        from omg.leg.commits import attach
-        from omg.leg.start import Environment
-
-        env = Environment(
-            runs_dir=self.args.runs_dir, root=Path.cwd(), warn=say, inputs=self.args.inputs
-        )
-        tokens = git_tokens(self.environ)
-        env.commits = attach(
-            env.root, run_id, push=self.args.push, base="HEAD", warn=say, tokens=tokens
-        )
-        if env.commits is None:
-            raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
-        env.commits.workspace.base = self.pr_base(env.commits.repo, run_id)
-        return env
-
-    def pr_base(self, repo: RunRepo, run_id: str) -> str:
-        """Where new lanes of a PR run start: the head it judges, not the checked-out branch.
-
-        A comment or dispatch leg runs on the default branch; its lanes must still hold the
-        PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
-        """
-        path = self.args.runs_dir / run_id / "state.json"
-        pr = RunDir(path.parent).read_state().get("pull_request") if path.exists() else None
-        if pr is None:
-            return "HEAD"
-        sha = pr["head_sha"]
-        if not repo.has_commit(sha):
-            n = pr["number"]
-            try:
-                repo.fetch(
-                    self.args.push,
-                    [f"refs/pull/{n}/head:refs/remotes/{self.args.push}/pull/{n}/head"],
-                )
-            except OmgError as exc:
-                say(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
-        if repo.has_commit(sha):
-            return sha
-        say(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
-        return "HEAD"
+        return self.runs.environment(run_id)
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
-        """The run from the remote into the runs directory, its whole record verified, so a
-        damaged one is refused before this job decides anything on it; ``replace`` after a
-        lost race. Every run id a job acts on comes through here, and is checked first."""
-        from omg.leg.commits import fetch_run
-        from omg.state.store import load_run
+        return self.runs.fetch(run_id, replace=replace)
 
-        rundir = self.args.runs_dir / check_run_id(run_id)
-        found = fetch_run(
-            Path.cwd(),
-            rundir,
-            run_id,
-            self.args.push,
-            warn=say,
-            tokens=git_tokens(self.environ),
-            missing_ok=True,
-            replace=replace,
-        )
-        if found:
-            load_run(RunDir(rundir))
-        return found
+    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
+        return self.runs.note(rid, kind, fields, what, note_id)
 
     def stamp(self) -> EventFields:
         ci: CiRun = {"event": self.gh.event_name, "attempt": self.gh.run_attempt}
@@ -454,32 +400,6 @@ class Job(Reporting):
             self.fetch(rid, replace=True)
             return Lost()
 
-    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
-        """Record a note about run ``rid`` on a ref of its own (never on the run branch, so a
-        leg running now keeps its work); False when that note is on record already."""
-        from omg.leg.notes import note
-
-        return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
-
-    def masked(self, rid: str) -> RunDir:
-        """Run ``rid``'s directory with the masker of its graph snapshot, for writing a note."""
-        from omg.leg.start import Environment, snapshot_mask
-
-        rundir = RunDir(self.args.runs_dir / rid)
-        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), inputs=self.args.inputs)
-        rundir.mask = snapshot_mask(env, rundir.read_state()["graph"])
-        return rundir
-
-    def commits(self, rid: str) -> RunCommits:
-        """The run's commits for a note: no lane is made, so the PR head is not fetched."""
-        from omg.leg.commits import attach
-
-        tokens = git_tokens(self.environ)
-        found = attach(Path.cwd(), rid, push=self.args.push, base="HEAD", warn=say, tokens=tokens)
-        if found is None:
-            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
-        return found
-
     def running_elsewhere(self, rid: str, state: State) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by
         another workflow run, which may be running it this very moment — or '' when none is."""
@@ -515,7 +435,12 @@ class Job(Reporting):
             landed = self.settle(  # a leg that advanced it meanwhile: look again
                 old,
                 lambda: on_branch(
-                    self.masked(old), self.commits(old), "run_superseded", fields, nid, what
+                    self.runs.masked(old),
+                    self.runs.commits(old),
+                    "run_superseded",
+                    fields,
+                    nid,
+                    what,
                 ),
             )
             if not isinstance(landed, Lost):
