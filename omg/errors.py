@@ -48,6 +48,10 @@ class StateError(OmgError):
     """A run directory is missing, damaged, locked or conflicting; nothing ran."""
 
 
+class RunFailed(StateError):
+    """The run failed for good: a resume without --retry-failed has nothing to run."""
+
+
 class GitError(OmgError):
     """A git operation failed or the run branch moved on; translated at the omg.git edge."""
 

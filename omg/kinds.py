@@ -26,8 +26,8 @@ Outcome = Literal["passed", "failed", "paused"]
 StopReason = Literal["gate", "leg_budget", "failed", "unfinished"]
 #: What a `node_retried` event stands for.
 RetryReason = Literal["retry", "feedback", "exhausted", "leg_budget"]
-#: A gate decision.
-Decision = Literal["approve", "reject"]
+#: What a gate decision rules (the recorded decision itself is `leg.decisions.Decision`).
+Ruling = Literal["approve", "reject"]
 
 CAUSES: tuple[Cause, ...] = get_args(Cause)
 #: Causes that are judgments of the work (a check said no), so a feedback loop may fire on them.

@@ -90,7 +90,7 @@ class FanoutJob(Job):
         return exits.FAILED if failed else exits.PASSED
 
     def on_fold(self, rid: str) -> int:
-        from omg.leg.fold import drop, fold_wave, gather
+        from omg.leg.intake import drop, fold_wave, gather
 
         env = self.environment(rid)
         assert env.commits is not None

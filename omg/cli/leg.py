@@ -10,15 +10,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from omg.cli.leg_report import Reporting, leg_elsewhere, say
 from omg.cli.report import answer
-from omg.errors import MovedOn, OmgError, StateError, UsageError
-from omg.git.repo import RunRepo
+from omg.errors import MovedOn, RunFailed, StateError, UsageError
 from omg.github.access import refusal
 from omg.github.client import GitHub
 from omg.github.command import Command, Malformed, parse
@@ -27,19 +27,19 @@ from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_tr
 from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.graph.model import Graph
+from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
+from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
-from omg.leg.start import Environment, LegEnd
 from omg.mask import Masker
 from omg.state import State
 from omg.state.events import EventFields, EventKind
-from omg.state.records import CiRun
-from omg.state.records import PullRequest as PullRequestRecord
-from omg.state.runid import MAX_RUN_ID, check_run_id, slug
+from omg.state.records import CiRun, PullRequestRecord
+from omg.state.runid import MAX_RUN_ID, slug
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
-    from omg.leg.commits import RunCommits
+    from omg.leg.start import Environment, LegEnd
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,13 @@ class LegArgs:
 
 #: How often a comment's decision is judged again after another leg moved the run first.
 RACE_TRIES = 3
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A try that lost its race: another leg advanced the run first."""
 
 
 def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
@@ -87,6 +94,7 @@ class Job(Reporting):
         self.api = GitHub(
             gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
         )
+        self.runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.default_branch = ""
@@ -168,30 +176,36 @@ class Job(Reporting):
             approvers=graph.approvers,  # the default branch's file: a PR cannot name its own
             permission=self.api.permission,
         )
+        from omg.leg.notes import progress_seq
+
+        rundir = RunDir(self.args.runs_dir / rid)
         for _ in range(RACE_TRIES):  # a decision that lost a race is judged again, not dropped
-            busy = self.running_elsewhere(rid)
-            applied = cmd.verb != "retry" and self.already_applied(rid, cmd, t.login)
-            if why is None and not applied:
-                why = busy or (
-                    None if cmd.verb == "retry" else self.stale_or_wrong(rid, cmd, t.login)
-                )
-            if why is not None:
-                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, why)
-            if applied and busy:  # on record, and a leg carries it on: that leg is left alone
+            state = rundir.read_state()
+            verdict = admit(
+                state,
+                cmd,
+                t.login,
+                refused=why,
+                busy=self.running_elsewhere(rid, state),
+                state_at=lambda ref: self.state_at(rid, ref),
+                progress=lambda: progress_seq(rundir),
+            )
+            if isinstance(verdict, Refuse):
+                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, verdict.why)
+            if isinstance(verdict, AlreadyApplied) and verdict.busy:
+                # on record, and a leg carries it on: that leg is left alone
                 self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")
                 return self.report_only(rid, t.number)
-            try:
-                if cmd.verb == "retry":
-                    end = self.resume(rid, retry_failed=True, contest=True)
-                elif applied:
-                    end = self.resume(rid, quiet_if_paused=True)
-                else:
-                    d = Decision(cmd.gate, cmd.verb == "approve", t.login, cmd.reason)
-                    end = self.resume(rid, decision=d, contest=True)
-                return self.finish(end, number=t.number)
-            except MovedOn:
-                say(f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again")
-                self.fetch(rid, replace=True)
+            again = f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again"
+            if isinstance(verdict, AlreadyApplied):
+                act = partial(self.resume, rid, quiet_if_paused=True)
+            elif verdict.decision is None:
+                act = partial(self.resume, rid, retry_failed=True, contest=True)
+            else:
+                act = partial(self.resume, rid, decision=verdict.decision, contest=True)
+            done = self.settle(rid, partial(self.run_and_finish, act, t.number), again)
+            if not isinstance(done, Lost):
+                return done
         self.notes.append(f"run {rid} kept moving; {cmd.text!r} was not applied, comment again")
         return self.report_only(rid, t.number)
 
@@ -280,66 +294,13 @@ class Job(Reporting):
         return tuple(state["graph"].get("approvers") or ())
 
     def environment(self, run_id: str) -> Environment:
-        from omg.leg.commits import attach
-
-        env = Environment(
-            runs_dir=self.args.runs_dir, root=Path.cwd(), warn=say, inputs=self.args.inputs
-        )
-        tokens = git_tokens(self.environ)
-        env.commits = attach(
-            env.root, run_id, push=self.args.push, base="HEAD", warn=say, tokens=tokens
-        )
-        if env.commits is None:
-            raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
-        env.commits.workspace.base = self.pr_base(env.commits.repo, run_id)
-        return env
-
-    def pr_base(self, repo: RunRepo, run_id: str) -> str:
-        """Where new lanes of a PR run start: the head it judges, not the checked-out branch.
-
-        A comment or dispatch leg runs on the default branch; its lanes must still hold the
-        PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
-        """
-        path = self.args.runs_dir / run_id / "state.json"
-        pr = RunDir(path.parent).read_state().get("pull_request") if path.exists() else None
-        if pr is None:
-            return "HEAD"
-        sha = pr["head_sha"]
-        if not repo.has_commit(sha):
-            n = pr["number"]
-            try:
-                repo.fetch(
-                    self.args.push,
-                    [f"refs/pull/{n}/head:refs/remotes/{self.args.push}/pull/{n}/head"],
-                )
-            except OmgError as exc:
-                say(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
-        if repo.has_commit(sha):
-            return sha
-        say(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
-        return "HEAD"
+        return self.runs.environment(run_id)
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
-        """The run from the remote into the runs directory, its whole record verified, so a
-        damaged one is refused before this job decides anything on it; ``replace`` after a
-        lost race. Every run id a job acts on comes through here, and is checked first."""
-        from omg.leg.commits import fetch_run
-        from omg.state.store import load_run
+        return self.runs.fetch(run_id, replace=replace)
 
-        rundir = self.args.runs_dir / check_run_id(run_id)
-        found = fetch_run(
-            Path.cwd(),
-            rundir,
-            run_id,
-            self.args.push,
-            warn=say,
-            tokens=git_tokens(self.environ),
-            missing_ok=True,
-            replace=replace,
-        )
-        if found:
-            load_run(RunDir(rundir))
-        return found
+    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
+        return self.runs.note(rid, kind, fields, what, note_id)
 
     def stamp(self) -> EventFields:
         ci: CiRun = {"event": self.gh.event_name, "attempt": self.gh.run_attempt}
@@ -410,10 +371,10 @@ class Job(Reporting):
                 raise
             self.lost(rid, lost)
             return None
+        except RunFailed as exc:  # a failed run: report it, do not refuse the job
+            self.notes.append(str(exc))
+            return None
         except StateError as exc:
-            if "failed at" in str(exc):  # a failed run: report it, do not refuse the job
-                self.notes.append(str(exc))
-                return None
             if RunDir(self.args.runs_dir / rid).read_state()["status"] == "superseded":
                 self.notes.append(str(exc))  # a note folded in at the leg's start said so
                 return None
@@ -425,36 +386,23 @@ class Job(Reporting):
         say(f"omg: {self.notes[-1]}")
         self.fetch(rid, replace=True)  # report what the winner recorded
 
-    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
-        """Record a note about run ``rid`` on a ref of its own (never on the run branch, so a
-        leg running now keeps its work); False when that note is on record already."""
-        from omg.leg.notes import note
+    def run_and_finish(self, act: Callable[[], LegEnd | None], number: int) -> int:
+        return self.finish(act(), number=number)
 
-        return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
+    def settle(self, rid: str, act: Callable[[], R], again: str = "") -> R | Lost:
+        """``act()``, or Lost when another leg advanced run ``rid`` first (MovedOn): the run
+        is then fetched anew (after saying ``again``) for the caller to judge again."""
+        try:
+            return act()
+        except MovedOn:
+            if again:
+                say(again)
+            self.fetch(rid, replace=True)
+            return Lost()
 
-    def masked(self, rid: str) -> RunDir:
-        """Run ``rid``'s directory with the masker of its graph snapshot, for writing a note."""
-        from omg.leg.start import Environment, snapshot_mask
-
-        rundir = RunDir(self.args.runs_dir / rid)
-        env = Environment(runs_dir=self.args.runs_dir, root=Path.cwd(), inputs=self.args.inputs)
-        rundir.mask = snapshot_mask(env, rundir.read_state()["graph"])
-        return rundir
-
-    def commits(self, rid: str) -> RunCommits:
-        """The run's commits for a note: no lane is made, so the PR head is not fetched."""
-        from omg.leg.commits import attach
-
-        tokens = git_tokens(self.environ)
-        found = attach(Path.cwd(), rid, push=self.args.push, base="HEAD", warn=say, tokens=tokens)
-        if found is None:
-            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
-        return found
-
-    def running_elsewhere(self, rid: str) -> str:
+    def running_elsewhere(self, rid: str, state: State) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by
         another workflow run, which may be running it this very moment — or '' when none is."""
-        state = RunDir(self.args.runs_dir / rid).read_state()
         where = leg_elsewhere(state, self.gh.run_id)
         if not where:
             return ""
@@ -484,54 +432,28 @@ class Job(Reporting):
             if state["legs"] and state["legs"][-1]["outcome"] is None:
                 self.note(old, "run_superseded", fields, what, nid)  # a leg may be running it
                 break
-            try:
-                on_branch(self.masked(old), self.commits(old), "run_superseded", fields, nid, what)
+            landed = self.settle(  # a leg that advanced it meanwhile: look again
+                old,
+                lambda: on_branch(
+                    self.runs.masked(old),
+                    self.runs.commits(old),
+                    "run_superseded",
+                    fields,
+                    nid,
+                    what,
+                ),
+            )
+            if not isinstance(landed, Lost):
                 break
-            except MovedOn:  # a leg advanced it meanwhile: look again
-                self.fetch(old, replace=True)
         else:
             self.note(old, "run_superseded", fields, what, nid)
         self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
 
-    def stale_or_wrong(self, rid: str, cmd: Command, login: str) -> str | None:
-        """Why a decision does not answer the run's current pause, or None when it does."""
-        from omg.leg.decisions import check
-        from omg.leg.notes import progress_seq
-
-        rundir = RunDir(self.args.runs_dir / rid)
-        state = rundir.read_state()
-        if self.already_applied(rid, cmd, login):
-            return None
-        try:
-            check(state, Decision(cmd.gate, cmd.verb == "approve", login, cmd.reason))
-        except StateError as exc:
-            return str(exc)
-        if not cmd.ref:
-            return None
+    def state_at(self, rid: str, ref: str) -> tuple[str, int] | None:
+        """The run id and seq of the state commit ``ref`` of run ``rid``'s record, if any."""
         commits = self.environment(rid).commits
         assert commits is not None
-        judged = commits.state_seq(cmd.ref)
-        if judged is None or judged[0] != rid:
-            return f"@{cmd.ref} is not a state of run {rid}; copy the command from the omg comment"
-        if judged[1] < progress_seq(rundir):
-            return (
-                f"@{cmd.ref} is a stale state of run {rid}: the run has moved on since; "
-                "decide again with the command in the updated omg comment"
-            )
-        return None
-
-    def already_applied(self, rid: str, cmd: Command, login: str) -> bool:
-        """This very decision is on record (a re-run of the job that recorded it)."""
-        state = RunDir(self.args.runs_dir / rid).read_state()
-        got = state["gates"].get(cmd.gate)
-        want = "approve" if cmd.verb == "approve" else "reject"
-        return (
-            got is not None
-            and got["decision"] == want
-            and got["by"] == login
-            and got["reason"] == cmd.reason
-            and state["paused_at"] != cmd.gate
-        )
+        return commits.state_seq(ref)
 
     def refuse(
         self, rid: str, number: int, comment_id: int, login: str, cmd: Command, why: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.cli import exits
 from omg.cli.report import Links, Situation, annotation_lines, answer, comment, markdown, marker
@@ -14,10 +15,12 @@ from omg.github.client import GitHub
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
-from omg.leg.start import Environment, LegEnd, leg_mask
 from omg.state import State
 from omg.state.events import EventFields, EventKind
 from omg.state.store import RunDir
+
+if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs, not to report one
+    from omg.leg.start import Environment, LegEnd
 
 
 def say(message: str) -> None:
@@ -103,6 +106,8 @@ class Reporting(ABC):
             else graph_from_snapshot(state["graph"], state["graph_source"])
         )
         events = list(rundir.read_events())
+        from omg.leg.start import leg_mask
+
         mask = leg_mask(self.environment(run_id), graph)  # the record is masked; this is GitHub's
         sit = self.situation(run_id, state, end)
         values = {

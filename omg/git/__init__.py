@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from omg.git.repo import RunRepo, open_repo
-from omg.git.worktrees import Worktree
+from omg.git.worktrees import Checkout
 
-__all__ = ["RunRepo", "Worktree", "open_repo"]
+__all__ = ["Checkout", "RunRepo", "open_repo"]

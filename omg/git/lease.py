@@ -9,7 +9,7 @@ from __future__ import annotations
 import pygit2
 from pygit2.enums import FileMode
 
-from omg.git.runbranch import head
+from omg.git.names import head
 
 FILE = "lease.json"
 #: Bytes of a lease read from a remote; anything longer is not a lease omg wrote.

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from omg.git.names import owned_refs
-from omg.git.worktrees import run_dir
+from omg.git.names import owned_refs, run_dir
 
 
 def clear_stale(repo: pygit2.Repository, root: Path, run_id: str) -> list[str]:

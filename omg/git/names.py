@@ -1,13 +1,16 @@
 """The ref namespace omg owns: run branches, work branches, recorded worktree bases, the
 records fan-out jobs publish, the notes recorded about a run off its branch and the lease a
-leg holds on a run."""
+leg holds on a run; the commit a ref points at, and where a run's checkouts live. The base
+the other modules of omg.git build on: it imports none of them."""
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pygit2
 
+from omg.dotomg import NAME
 from omg.errors import GitError
 
 RUNS = "refs/heads/omg/runs/"
@@ -130,3 +133,17 @@ def notes_tracking(tracking: str, run_id: str) -> str:
 def notes_refspec(remote: str, run_id: str) -> str:
     """What a leg fetches to fold the run's notes in: every note, into remote-tracking refs."""
     return f"{notes_prefix(run_id)}*:{notes_tracking(remote, run_id)}*"
+
+
+def head(repo: pygit2.Repository, ref: str) -> str | None:
+    """The commit a local ref points at, or None when the ref does not exist."""
+    try:
+        target = repo.references[ref].resolve().target
+    except KeyError:
+        return None
+    return str(target)
+
+
+def run_dir(root: Path, run_id: str) -> Path:
+    """``.omg/worktrees/<run_id>/`` under the repository root."""
+    return root / NAME / "worktrees" / checked("run id", run_id)

@@ -23,6 +23,7 @@ from omg.git.names import (
     fanout_ref,
     fanout_refspec,
     fanout_tracking,
+    head,
     lease_ref,
     lease_tracking,
     note_ref,
@@ -33,7 +34,7 @@ from omg.git.names import (
     run_ref,
 )
 from omg.git.remote import GitToken
-from omg.git.worktrees import Worktree
+from omg.git.worktrees import Checkout
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
 #: How a local run branch stands to its remote copy.
@@ -88,12 +89,12 @@ class RunRepo:
     def run_head(self, run_id: str) -> str | None:
         """The commit the local run branch is at, or None when it does not exist."""
         with self._lock, translated(f"reading omg/runs/{run_id} in {self.root}", _FIX):
-            return runbranch.head(self._repo, run_ref(run_id))
+            return head(self._repo, run_ref(run_id))
 
     def branch_head(self, branch: str) -> str | None:
         """The commit local ``branch`` (e.g. a lane's) is at, or None when it does not exist."""
         with self._lock, translated(f"reading {branch} in {self.root}", _FIX):
-            return runbranch.head(self._repo, HEADS + branch)
+            return head(self._repo, HEADS + branch)
 
     def has_commit(self, sha: str) -> bool:
         """Whether the object database holds commit ``sha`` (a shallow clone may not)."""
@@ -173,7 +174,7 @@ class RunRepo:
         """
         with self._lock, translated(f"reading {remote}'s omg/runs/{run_id}", _FIX):
             tracking = remotes.tracking_name(self._repo, remote)
-            return runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+            return head(self._repo, remote_run_ref(tracking, run_id))
 
     def adopt_remote_run(self, remote: str, run_id: str) -> str:
         """Fast-forward the local run branch to the fetched remote one; return its head.
@@ -183,7 +184,7 @@ class RunRepo:
         """
         with self._lock, translated(f"adopting {remote}'s omg/runs/{run_id}", _FIX):
             tracking = remotes.tracking_name(self._repo, remote)
-            theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+            theirs = head(self._repo, remote_run_ref(tracking, run_id))
             if theirs is None:
                 raise GitError(f"{remote} has no omg/runs/{run_id} here; fetch it first")
             return runbranch.adopt(self._repo, run_id, theirs, remote)
@@ -208,7 +209,7 @@ class RunRepo:
         or None when there was nothing to keep."""
         with self._lock, translated(f"keeping the local record of run {run_id}", _FIX):
             tracking = remotes.tracking_name(self._repo, remote)
-            theirs = runbranch.head(self._repo, remote_run_ref(tracking, run_id))
+            theirs = head(self._repo, remote_run_ref(tracking, run_id))
             if theirs is None:
                 return None
             self._ignore_omg(run_dir)
@@ -359,7 +360,7 @@ class RunRepo:
 
     def acquire_worktree(
         self, run_id: str, name: str, *, base: str = "HEAD", branch: str | None = None
-    ) -> Worktree:
+    ) -> Checkout:
         """The checkout at ``.omg/worktrees/<run_id>/<name>``, reused, re-attached or created.
 
         Its branch is ``omg/work/<run_id>/<name>``, or ``branch`` (created from ``base`` when
@@ -371,9 +372,9 @@ class RunRepo:
     def lane_base(self, run_id: str, name: str) -> str | None:
         """Where the run's lane ``name`` started in this clone (``refs/omg/base/…``), or None."""
         with self._lock, translated(f"reading where lane {name!r} of run {run_id} started", _FIX):
-            return runbranch.head(self._repo, base_ref(run_id, name))
+            return head(self._repo, base_ref(run_id, name))
 
-    def commit_worktree(self, wt: Worktree, message: str) -> str | None:
+    def commit_worktree(self, wt: Checkout, message: str) -> str | None:
         """Commit every change in the worktree on its branch; None when nothing changed."""
         with self._lock, translated(f"committing worktree {wt.name!r} at {wt.path}", _FIX):
             return worktrees.commit(
@@ -382,14 +383,14 @@ class RunRepo:
                 signature(self._repo, self._env, "COMMITTER"),
             )  # fmt: skip
 
-    def worktree_head(self, wt: Worktree) -> str:
+    def worktree_head(self, wt: Checkout) -> str:
         """The commit the worktree is at."""
         with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", _FIX):
             return worktrees.worktree_head(wt, self._repo)
 
     def restore_worktree(
         self, run_id: str, name: str, commit: str, *, branch: str | None = None
-    ) -> Worktree:
+    ) -> Checkout:
         """Bring the worktree and its branch exactly to ``commit`` (e.g. in a fresh clone)."""
         with self._lock, translated(f"restoring worktree {name!r} of run {run_id}", _FIX):
             sig = signature(self._repo, self._env, "COMMITTER")

@@ -12,7 +12,7 @@ from pygit2.enums import FileMode
 
 from omg.errors import GitError, MovedOn
 from omg.git.edge import translated
-from omg.git.names import run_ref
+from omg.git.names import head, run_ref
 
 LOCK_FILE = "leg.lock"
 
@@ -20,15 +20,6 @@ LOCK_FILE = "leg.lock"
 def skipped(name: str, *, top: bool) -> bool:
     """Files never committed nor restored: the leg lock and in-flight temp files."""
     return (top and name == LOCK_FILE) or ".tmp" in name
-
-
-def head(repo: pygit2.Repository, ref: str) -> str | None:
-    """The commit a local ref points at, or None when the ref does not exist."""
-    try:
-        target = repo.references[ref].resolve().target
-    except KeyError:
-        return None
-    return str(target)
 
 
 def commit(

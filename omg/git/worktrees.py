@@ -12,12 +12,11 @@ from pygit2.enums import RepositoryOpenFlag, ResetMode
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git.identity import BOT_EMAIL, BOT_NAME
-from omg.git.names import BASES, HEADS, base_ref, checked, work_branch, worktree_id
-from omg.git.runbranch import head
+from omg.git.names import BASES, HEADS, base_ref, checked, head, run_dir, work_branch, worktree_id
 
 
 @dataclass(frozen=True)
-class Worktree:
+class Checkout:
     """A managed checkout: its name in the graph, where it lives, and the branch it is on."""
 
     name: str
@@ -25,14 +24,9 @@ class Worktree:
     branch: str
 
 
-def run_dir(root: Path, run_id: str) -> Path:
-    """``.omg/worktrees/<run_id>/`` under the repository root."""
-    return root / NAME / "worktrees" / checked("run id", run_id)
-
-
 def acquire(
     repo: pygit2.Repository, root: Path, run_id: str, name: str, base: str, branch: str | None
-) -> Worktree:
+) -> Checkout:
     """Reuse the managed checkout, else re-attach its retained branch, else create it at base."""
     path = run_dir(root, run_id) / checked("worktree name", name)
     wanted = branch or work_branch(run_id, name)
@@ -40,7 +34,7 @@ def acquire(
     if path.is_dir() and not any(path.iterdir()):
         path.rmdir()  # an empty directory (say, from a run outside git) holds nothing to keep
     if path.exists():
-        return Worktree(name, path, _branch_of(open_checkout(repo, path), path))
+        return Checkout(name, path, _branch_of(open_checkout(repo, path), path))
     _prune_stale(repo, worktree_id(run_id, name))
     ref = HEADS + wanted
     if head(repo, ref) is None:
@@ -58,7 +52,7 @@ def acquire(
                 f"(e.g. `git switch --detach`) and resume"
             ) from exc
         raise
-    return Worktree(name, path, wanted)
+    return Checkout(name, path, wanted)
 
 
 def open_checkout(repo: pygit2.Repository, path: Path) -> pygit2.Repository:
@@ -89,7 +83,7 @@ def _branch_of(checkout: pygit2.Repository, path: Path) -> str:
 
 
 def commit(
-    wt: Worktree,
+    wt: Checkout,
     repo: pygit2.Repository,
     message: str,
     author: pygit2.Signature,
@@ -113,7 +107,7 @@ def commit(
     return str(checkout.create_commit("HEAD", author, committer, message, tree, [parent.id]))
 
 
-def worktree_head(wt: Worktree, repo: pygit2.Repository) -> str:
+def worktree_head(wt: Checkout, repo: pygit2.Repository) -> str:
     """The commit the worktree's HEAD is at."""
     return str(open_checkout(repo, wt.path).head.peel(pygit2.Commit).id)
 
@@ -126,7 +120,7 @@ def restore(
     at: str,
     branch: str | None,
     sig: pygit2.Signature | None = None,
-) -> Worktree:
+) -> Checkout:
     """Bring the worktree and its branch exactly to ``at``; only ever fast-forwarding a branch
     of the user's. A lane of omg's own that holds more is set aside (committed as ``sig``)."""
     wanted = branch or work_branch(run_id, name)
@@ -174,7 +168,7 @@ def _set_aside(
     ref = HEADS + work_branch(run_id, name)
     checkout = open_checkout(repo, path) if path.is_dir() and any(path.iterdir()) else None
     if checkout is not None and _dirty(checkout):
-        wt = Worktree(name, path, work_branch(run_id, name))
+        wt = Checkout(name, path, work_branch(run_id, name))
         commit(wt, repo, f"omg {run_id}: what unsettled executions left in lane {name}", sig, sig)
     current = head(repo, ref)
     assert current is not None

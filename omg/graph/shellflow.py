@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from omg.graph.codewords import DECLARE
+from omg.graph.codeprograms import DECLARE
 from omg.graph.shellrefusals import ARITH_FLOW, POSITIONAL_FLOW
 
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")

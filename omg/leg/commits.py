@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from omg.errors import GitError, MovedOn, OmgError
-from omg.git import RunRepo, Worktree, open_repo
+from omg.git import Checkout, RunRepo, open_repo
 from omg.git.names import note_ref, run_refspecs
 from omg.git.remote import GitToken
 from omg.graph.model import Node
@@ -33,7 +33,7 @@ class GitWorkspace(LocalWorkspace):
         super().__init__(root, run_id)
         self.repo = repo
         self.base = base
-        self.lanes: dict[str, Worktree] = {}
+        self.lanes: dict[str, Checkout] = {}
         self.recorded: dict[str, LaneRecord] = {}  # lane → {branch, commit} from state.json
         self.wants_push = False
         self.lock = threading.Lock()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import Hint, InputError, OmgError, StateError, UsageError
+from omg.errors import Hint, InputError, OmgError, RunFailed, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions, notes
@@ -209,7 +209,7 @@ def resume_run(
             failed = schedule.failed_for_good(graph, status)
             if failed:
                 _publish(env, state, strict=False)
-                raise StateError(
+                raise RunFailed(
                     f"run {run_id!r} failed at {', '.join(failed)}",
                     hint=Hint("retry_failed", run_id),
                 )

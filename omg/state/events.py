@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict, get_args
 
 from omg.kinds import Cause, Outcome, Provenance
-from omg.state.records import CiRun, Fanout, PullRequest
+from omg.state.records import CiRun, Fanout, PullRequestRecord
 
 EventKind = Literal[
     "run_started",
@@ -68,7 +68,7 @@ class EventFields(TypedDict, total=False):
     worktree: str  # a settled node's lane, its branch and head: restored exactly from them
     worktree_branch: str
     worktree_commit: str
-    pull_request: PullRequest  # run_started (leg 1) on a pull request: the head it judges
+    pull_request: PullRequestRecord  # run_started (leg 1) on a pull request: the head it judges
     ci: CiRun  # run_started: the GitHub Actions run carrying the leg
     fanout: Fanout  # run_started of a fold: the wave it took in
     rehearsal: bool  # run_started (leg 1): agent nodes answered by the stub model

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from omg.kinds import EXHAUSTED_GATE_SUFFIX, Decision
+from omg.kinds import EXHAUSTED_GATE_SUFFIX, Ruling
 from omg.state.records import Dispatched, Event, LegRecord, State
 
 STATE_SCHEMA = 1
@@ -229,7 +229,7 @@ def _gate_paused(st: State, ev: Event) -> None:
 
 
 def _gate_decided(st: State, ev: Event) -> None:
-    decision: Decision = "approve" if ev["event"] == "gate_approved" else "reject"
+    decision: Ruling = "approve" if ev["event"] == "gate_approved" else "reject"
     st["gates"][ev["node_id"]] = {
         "decision": decision,
         "by": ev.get("by", ""),

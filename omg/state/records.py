@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from omg.kinds import Cause, Decision, Outcome, Provenance, Verdict
+from omg.kinds import Cause, Outcome, Provenance, Ruling, Verdict
 
 #: One events.jsonl line: the envelope (schema, seq, ts, run_id, leg, event) and its fields.
 Event = Mapping[str, Any]
@@ -36,7 +36,7 @@ class NodeRecord(_NodeRequired, total=False):
     retries: int
 
 
-class PullRequest(TypedDict):
+class PullRequestRecord(TypedDict):
     """The pull request a run judges, and the one head commit it judges."""
 
     number: int
@@ -88,7 +88,7 @@ class LegRecord(_LegOptional):
 class GateRecord(TypedDict):
     """A recorded gate decision: who, why, when, and the state it judged."""
 
-    decision: Decision
+    decision: Ruling
     by: str
     reason: str
     at: str
@@ -104,7 +104,7 @@ class LaneRecord(TypedDict):
 
 class _StateOptional(TypedDict, total=False):
     rounds: int  # feedback re-entries over the whole run, never reset (absent before the first)
-    pull_request: PullRequest  # a run started on a pull request judges exactly this head
+    pull_request: PullRequestRecord  # a run started on a pull request judges exactly this head
     superseded_by: str  # the newer head whose run took this one's place
     rehearsal: bool  # agent nodes answered by the stub model: costs rehearsed, not spent
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import UserCheckout, ci_checkout, git, make_run_dir, tree_files
 
 from omg.errors import GitError
-from omg.git import RunRepo, Worktree, open_repo
+from omg.git import Checkout, RunRepo, open_repo
 
 
 def _lane(user: UserCheckout, run_id: str = "r1", name: str = "lane-a") -> Path:
@@ -19,7 +19,7 @@ def _lane(user: UserCheckout, run_id: str = "r1", name: str = "lane-a") -> Path:
 
 def test_acquire_creates_a_checkout_on_a_work_branch(run_repo: RunRepo, user: UserCheckout) -> None:
     wt = run_repo.acquire_worktree("r1", "lane-a")
-    assert wt == Worktree("lane-a", _lane(user), "omg/work/r1/lane-a")
+    assert wt == Checkout("lane-a", _lane(user), "omg/work/r1/lane-a")
     assert (wt.path / "README.md").read_text() == "hello\n"  # HEAD's commit, not the dirty file
     assert (user.path / ".omg" / ".gitignore").read_text() == "*\n"
     assert run_repo.worktree_head(wt) == git(user.path, "rev-parse", "HEAD").strip()

@@ -1,5 +1,6 @@
-"""The fold: a fan-out wave's published records taken into the run branch as one leg, in graph
-order, then the next wave decided (dispatch it, pause at a gate, or end the run)."""
+"""The intake (what `omg leg --fold` runs): a fan-out wave's published records taken into the
+run branch as one leg, in graph order, then the next wave decided (dispatch it, pause at a
+gate, or end the run)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,125 @@
+"""A CI job's hold on a run: fetched from the remote and verified, its commits attached (a PR
+run's lanes based at the head it judges), and notes written under its snapshot's mask."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from omg.errors import OmgError, UsageError
+from omg.state.events import EventFields, EventKind
+from omg.state.runid import check_run_id
+from omg.state.store import RunDir
+
+if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
+    from omg.git.repo import RunRepo
+    from omg.leg.commits import RunCommits
+    from omg.leg.start import Environment
+
+
+class JobRuns:
+    """The runs one job touches, on remote ``push``, kept under ``runs_dir``."""
+
+    def __init__(
+        self,
+        runs_dir: Path,
+        push: str,
+        inputs: Mapping[str, str],
+        tokens: Sequence[tuple[str, str, str | None]],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.runs_dir = runs_dir
+        self.push = push
+        self.inputs = inputs
+        self.tokens = list(tokens)
+        self.warn = warn
+
+    def environment(self, run_id: str) -> Environment:
+        from omg.leg.commits import attach
+        from omg.leg.start import Environment
+
+        env = Environment(
+            runs_dir=self.runs_dir, root=Path.cwd(), warn=self.warn, inputs=self.inputs
+        )
+        tokens = self.tokens
+        env.commits = attach(
+            env.root, run_id, push=self.push, base="HEAD", warn=self.warn, tokens=tokens
+        )
+        if env.commits is None:
+            raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
+        env.commits.workspace.base = self.pr_base(env.commits.repo, run_id)
+        return env
+
+    def pr_base(self, repo: RunRepo, run_id: str) -> str:
+        """Where new lanes of a PR run start: the head it judges, not the checked-out branch.
+
+        A comment or dispatch leg runs on the default branch; its lanes must still hold the
+        PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
+        """
+        path = self.runs_dir / run_id / "state.json"
+        pr = RunDir(path.parent).read_state().get("pull_request") if path.exists() else None
+        if pr is None:
+            return "HEAD"
+        sha = pr["head_sha"]
+        if not repo.has_commit(sha):
+            n = pr["number"]
+            try:
+                repo.fetch(
+                    self.push,
+                    [f"refs/pull/{n}/head:refs/remotes/{self.push}/pull/{n}/head"],
+                )
+            except OmgError as exc:
+                self.warn(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
+        if repo.has_commit(sha):
+            return sha
+        self.warn(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
+        return "HEAD"
+
+    def fetch(self, run_id: str, *, replace: bool = False) -> bool:
+        """The run from the remote into the runs directory, its whole record verified, so a
+        damaged one is refused before this job decides anything on it; ``replace`` after a
+        lost race. Every run id a job acts on comes through here, and is checked first."""
+        from omg.leg.commits import fetch_run
+        from omg.state.store import load_run
+
+        rundir = self.runs_dir / check_run_id(run_id)
+        found = fetch_run(
+            Path.cwd(),
+            rundir,
+            run_id,
+            self.push,
+            warn=self.warn,
+            tokens=self.tokens,
+            missing_ok=True,
+            replace=replace,
+        )
+        if found:
+            load_run(RunDir(rundir))
+        return found
+
+    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
+        """Record a note about run ``rid`` on a ref of its own (never on the run branch, so a
+        leg running now keeps its work); False when that note is on record already."""
+        from omg.leg.notes import note
+
+        return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
+
+    def masked(self, rid: str) -> RunDir:
+        """Run ``rid``'s directory with the masker of its graph snapshot, for writing a note."""
+        from omg.leg.start import Environment, snapshot_mask
+
+        rundir = RunDir(self.runs_dir / rid)
+        env = Environment(runs_dir=self.runs_dir, root=Path.cwd(), inputs=self.inputs)
+        rundir.mask = snapshot_mask(env, rundir.read_state()["graph"])
+        return rundir
+
+    def commits(self, rid: str) -> RunCommits:
+        """The run's commits for a note: no lane is made, so the PR head is not fetched."""
+        from omg.leg.commits import attach
+
+        tokens = self.tokens
+        found = attach(Path.cwd(), rid, push=self.push, base="HEAD", warn=self.warn, tokens=tokens)
+        if found is None:
+            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
+        return found

@@ -1,0 +1,110 @@
+"""The depth of omg's import graph: the longest chain of modules that importing one module
+imports in turn, each at its module level, is at most ``MAX_CHAIN`` modules long.
+
+Counted: ``import`` / ``from … import`` statements that run when the module is imported (at
+its top level, inside a top-level ``if`` or ``try``); not those under ``if TYPE_CHECKING:``,
+nor those inside a function (they run when the function is called: the lazy imports that keep
+`omg lint` and `omg status` light). ``from omg.x import y`` imports the module ``omg.x.y`` when
+there is one. A submodule naming its own package adds nothing: the package is being imported
+already when its submodule is.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "omg"
+MAX_CHAIN = 10
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def _import_time(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run when the module is imported."""
+    out: list[ast.stmt] = []
+    for node in statements:
+        out.append(node)
+        if isinstance(node, ast.If):
+            if "TYPE_CHECKING" not in ast.unparse(node.test):
+                out += _import_time(node.body)
+            out += _import_time(node.orelse)
+        elif isinstance(node, ast.Try):
+            out += _import_time(node.body) + _import_time(node.orelse)
+            out += _import_time(node.finalbody)
+            for handler in node.handlers:
+                out += _import_time(handler.body)
+    return out
+
+
+def imported_at_load(source: str, me: str, known: set[str]) -> set[str]:
+    """The omg modules that importing module ``me`` (its text ``source``) imports directly."""
+    names: set[str] = set()
+    for node in _import_time(ast.parse(source).body):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {m for m in names if m in known and m != me and not (me + ".").startswith(m + ".")}
+
+
+def longest_chain(graph: Mapping[str, set[str]]) -> tuple[str, ...]:
+    """The longest path of the import graph (it has no cycle: test_layering checks that)."""
+
+    @cache
+    def from_(module: str) -> tuple[str, ...]:
+        best: tuple[str, ...] = ()
+        for dep in sorted(graph.get(module, ())):
+            chain = from_(dep)
+            if len(chain) > len(best):
+                best = chain
+        return (module, *best)
+
+    return max((from_(m) for m in sorted(graph)), key=len, default=())
+
+
+def omg_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    known = set(paths)
+    return {m: imported_at_load(p.read_text(), m, known) for m, p in paths.items()}
+
+
+def test_the_longest_import_chain_is_at_most_ten_modules() -> None:
+    chain = longest_chain(omg_graph())
+    assert len(chain) >= 3, "the import graph was not read"
+    assert len(chain) <= MAX_CHAIN, (
+        f"an import chain of {len(chain)} modules (at most {MAX_CHAIN}): " + " → ".join(chain)
+    )
+
+
+def test_the_chain_follows_module_level_imports_only() -> None:
+    known = {"omg.a", "omg.b", "omg.c", "omg.p", "omg.p.q"}
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import omg.b\n"
+        "try:\n    from omg.p import q\nexcept ImportError:\n    pass\n"
+        "if TYPE_CHECKING:\n    import omg.c\n"
+        "def later():\n    import omg.c\n"
+    )
+    assert imported_at_load(source, "omg.a", known) == {"omg.b", "omg.p", "omg.p.q"}
+    assert imported_at_load("from omg.p import x\n", "omg.p.q", known) == set()
+
+
+def test_the_longest_chain_is_found_in_a_table_of_graphs() -> None:
+    cases: list[tuple[dict[str, set[str]], tuple[str, ...]]] = [
+        ({}, ()),
+        ({"a": set()}, ("a",)),
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, ("a", "b", "c")),
+        ({"a": {"b", "d"}, "b": set(), "d": {"e"}, "e": {"f"}, "f": set()}, ("a", "d", "e", "f")),
+        ({"x": {"y"}, "y": set(), "a": {"b"}, "b": {"c"}, "c": set()}, ("a", "b", "c")),
+    ]
+    for graph, want in cases:
+        assert longest_chain(graph) == want, graph
