@@ -17,7 +17,6 @@ from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
 from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
-from omg.runners.claude import rehearsal_tags
 from omg.runners.process import Spawner, child_env
 from omg.state import NO_RECORD
 from omg.state.events import EventFields
@@ -155,8 +154,8 @@ def execute(
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
             ),
         )
-    env = {**child_env(ctx.parent_env, node.env, runtime=runtime_name), **values}
-    shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
+    env = {**child_env(ctx.parent_env, node.env, prefixes=runner.env_prefixes), **values}
+    shell_env = child_env(ctx.parent_env, node.env)
     max_attempts = 1 + max(node.retry.max, 0)
     used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)
     prev: tuple[Output, Judgment] | None = None
@@ -185,7 +184,7 @@ def execute(
             node=node,
             text=text,
             cwd=cwd,
-            env=rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
+            env=runner.rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
             timeout_s=node.timeout_s,
             session_id=session,
             resume_session=resume,
@@ -193,10 +192,10 @@ def execute(
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
         )
         if resume:
-            transcripts.restore(ctx.rundir, inv.env, inv.cwd, resume)
+            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
         out = runner.run(inv, ctx.spawn)
         if node.kind == "agent" and out.session_id:
-            transcripts.keep(ctx.rundir, inv.env, inv.cwd, out.session_id)
+            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
         for key, n in out.usage.items():
             used[key] = used.get(key, 0) + n
         out = replace(out, usage=dict(used))

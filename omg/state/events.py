@@ -38,7 +38,7 @@ class EventFields(TypedDict, total=False):
     cost_usd: float
     cost_unknown: bool | None
     usage: dict[str, int] | None
-    permission_denials: list[str] | None  # node_passed/node_failed: tools claude was refused
+    permission_denials: list[str] | None  # node_passed/node_failed: tools the agent was refused
     session_cost_usd: float | None  # the session's cumulative cost, as the CLI reported it
     cli_version: str | None  # the agent CLI's version
     api_retries: int | None  # how often the CLI retried the API in that execution

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omg.runners.claude import ClaudeRunner
-from omg.runners.claude_reply import parse_envelope
+from omg.runners.claude.reply import parse_envelope
 
 SID = "3f2b8c1e-0000-4000-8000-000000000001"
 PARENT = "9a9a9a9a-0000-4000-8000-000000000002"

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from omg.kinds import Cause
-from omg.runners import Output
-from omg.runners.claude_stream import Retries
+from omg.runners.base import Output
+from omg.runners.claude.stream import Retries
 from omg.runners.process import ProcResult, tail
 
 #: Parent-environment variable naming the claude binary (a path, or a name looked up on PATH).
