@@ -11,6 +11,7 @@ from typing import Protocol
 from omg.graph.model import Node
 from omg.kinds import Cause
 from omg.runners.process import Spawner
+from omg.spend import Spend
 
 #: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
 NODE_HEADER, ROUND_HEADER, ATTEMPT_HEADER = "X-Omg-Node", "X-Omg-Round", "X-Omg-Attempt"
@@ -38,14 +39,11 @@ class Output:
     exit_code: int | None
     result: str
     session_id: str | None = None
-    cost_usd: float = 0.0
-    cost_unknown: bool = False
-    usage: Mapping[str, int] = field(default_factory=dict)
+    spend: Spend = field(default_factory=Spend)
     error: Cause | None = None  # run_error | timeout | output_error | budget_exceeded
     detail: str = ""
     duration_s: float = 0.0
     denials: tuple[str, ...] = ()  # tool calls the agent was refused (permission_denials)
-    session_cost_usd: float | None = None  # the session's cumulative cost as the CLI reported it
     tool_version: str = ""  # the agent CLI's version
     api_retries: int = 0  # how often the CLI retried the API (stream-json system/api_retry)
 

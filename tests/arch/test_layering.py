@@ -20,11 +20,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dotomg": set(),
     "fastschema": set(),
     "mask": set(),
+    "spend": set(),
     "graph": {"kinds", "errors", "fastschema"},
     "schedule": {"graph", "kinds", "errors"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
-    "state": {"kinds", "errors", "fastschema", "mask"},
-    "runners": {"graph", "kinds", "errors"},
+    "state": {"kinds", "errors", "fastschema", "mask", "spend"},
+    "runners": {"graph", "kinds", "errors", "spend"},
     "git": {"errors", "dotomg"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
@@ -41,6 +42,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "errors",
         "dotomg",
         "mask",
+        "spend",
     },
     "cli": {
         "fastschema",
@@ -57,6 +59,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "errors",
         "dotomg",
         "mask",
+        "spend",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -76,6 +79,7 @@ PURE = (
     "state/records.py",
     "kinds.py",
     "fastschema.py",
+    "spend.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 

@@ -184,11 +184,12 @@ class ClaudeRunner:
             return reply.output_error(res, started_session)
         out = reply.from_envelope(envelope, res, started_session, inv.budget_usd)
         reported = envelope.cost_usd
+        spend = replace(out.spend, session_cost_usd=reported)
         if inv.resume_session and reported is not None:  # --resume reports the whole session
-            out = replace(out, cost_usd=max(0.0, reported - inv.resume_cost_usd))
+            spend = replace(spend, cost_usd=max(0.0, reported - inv.resume_cost_usd))
         return replace(
             out,
-            session_cost_usd=reported,
+            spend=spend,
             tool_version=version,
             api_retries=retries.count,
         )
