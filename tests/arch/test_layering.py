@@ -259,7 +259,9 @@ def _outside(folder: Path) -> list[Path]:
 
 
 def test_each_runtime_has_a_folder_and_the_registry_lists_it() -> None:
-    assert [d.name for d in RUNTIME_DIRS] == ["claude"]
+    from omg.runners.registry import agent_runtimes
+
+    assert [d.name for d in RUNTIME_DIRS] == sorted(agent_runtimes())
     registry = imports(PACKAGE.parent / REGISTRY)
     for folder in RUNTIME_DIRS:
         assert any(m.startswith(f"omg.runners.{folder.name}") for m in registry), folder.name
