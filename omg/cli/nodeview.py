@@ -11,7 +11,7 @@ from omg.cli.ledger import verdict_cell
 from omg.errors import StateError
 from omg.graph.build import graph_from_data
 from omg.graph.durations import format_duration
-from omg.runners.claude_transcript import Step, steps
+from omg.runners import Runner, Step, default_runners
 from omg.state import Event, NodeRecord
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir, load_run
@@ -41,7 +41,7 @@ def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
     runs = [e for e in rundir.read_events() if e.get("node_id") == node_id]
     finished = [e for e in runs if e["event"] in ("node_passed", "node_failed", "node_retried")]
     lines.append(f"executions: {len(finished)}")
-    lines += [f"  {_execution(e)}" for e in finished]
+    lines += [f"  {_execution(e, node.runtime)}" for e in finished]
     if runs and runs[-1]["event"] == "node_started":
         lines.append(f"  running since {runs[-1]['ts']} (leg {runs[-1].get('leg', '?')})")
     denials = rec.get("permission_denials") or []
@@ -51,14 +51,15 @@ def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
     if artifact.exists():
         lines.append(f"output: {_shown(artifact)}")
     sessions = list(dict.fromkeys(str(e["session_id"]) for e in runs if e.get("session_id")))
+    runner = default_runners().get("shell" if node.kind == "shell" else node.runtime)
     for sid in sessions:
-        lines += _session(rundir, sid)
+        lines += _session(rundir, sid, runner)
     if node.kind == "agent" and not sessions:
         lines.append("no agent session recorded yet")
     return "\n".join(lines)
 
 
-def _execution(e: Event) -> str:
+def _execution(e: Event, runtime: str) -> str:
     """One line per ended execution; one that was retried or fired a feedback round says so
     (its event carries the round it led to, so no round of its own is shown)."""
     if e["event"] == "node_retried":
@@ -78,21 +79,21 @@ def _execution(e: Event) -> str:
     if e.get("session_id"):
         parts.append(f"session {str(e['session_id'])[:8]}")
     if e.get("cli_version"):
-        parts.append(f"claude {e['cli_version']}")
+        parts.append(f"{runtime} {e['cli_version']}")
     if e.get("api_retries"):
         parts.append(f"{e['api_retries']} API retries")
     return "  ".join(parts)
 
 
-def _session(rundir: RunDir, sid: str) -> list[str]:
+def _session(rundir: RunDir, sid: str, runner: Runner | None) -> list[str]:
     kept = rundir.session(sid)
-    if not kept.exists():
+    if not kept.exists() or runner is None:
         return [
             f"session {sid}: no kept transcript (still running, never started, or over the "
             "size cap); on the machine that ran it, it is under "
-            "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
+            + (runner.transcript_home if runner is not None else "its runtime's directory")
         ]
-    done = steps(kept)
+    done = runner.steps(kept)
     head = f"session {sid}: transcript {_shown(kept)} ({len(done)} step(s))"
     shown: list[Step] = done[-SHOWN_STEPS:]
     out = [head]

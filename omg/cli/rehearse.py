@@ -6,33 +6,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from omg.cli import exits
-
-#: The dummy key a rehearsal gives claude (the stand-in never checks it).
-REHEARSAL_KEY = "sk-ant-omg-rehearsal-not-a-key"
-#: What a rehearsal withholds from agent nodes, so no real credentials or endpoint leak in.
-WITHHELD = ("ANTHROPIC_", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR")
-#: Quiet, offline claude: no telemetry, no update checks, no error reporting.
-OFFLINE = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-}
-
-
-def rehearsal_env(parent: Mapping[str, str], url: str, config_dir: Path) -> dict[str, str]:
-    """The parent environment as a rehearsed leg's children see it."""
-    env = {k: v for k, v in parent.items() if not k.startswith(WITHHELD)}
-    env.update(OFFLINE)
-    env["ANTHROPIC_BASE_URL"] = url
-    env["ANTHROPIC_API_KEY"] = REHEARSAL_KEY
-    env["CLAUDE_CONFIG_DIR"] = str(config_dir.resolve())  # sessions kept apart from yours
-    return env
+from omg.runners.registry import rehearsal_env, stub_endpoint
 
 
 @contextmanager
@@ -61,7 +40,7 @@ def serve(script: Path, port: int) -> int:
     stub = StubModel(load(script), port=port)
     with stub.serve():
         print(f"omg stub-model: serving {script} at {stub.url}", file=sys.stderr)
-        print(f"export ANTHROPIC_BASE_URL={stub.url} ANTHROPIC_API_KEY={REHEARSAL_KEY}")
+        print("export " + " ".join(f"{k}={v}" for k, v in stub_endpoint(stub.url).items()))
         sys.stdout.flush()
         shown = 0
         stop = threading.Event()

@@ -11,6 +11,8 @@ from omg.graph.durations import parse_duration
 from omg.kinds import Cause
 
 Kind = Literal["agent", "shell", "gate"]
+#: The agent runtimes a graph may name: the schema's enum, and the registry's agent runtimes plus
+#: the reserved ones (``tests/runtimes/test_registry.py`` holds the three equal).
 Runtime = Literal["claude", "codex"]
 Handoff = Literal["artifact", "session"]
 OnFail = Literal["halt", "continue"]
@@ -18,6 +20,11 @@ OnExhausted = Literal["fail", "gate"]
 PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
 
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
+RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
+#: The runtime an agent node gets when it names none.
+DEFAULT_RUNTIME: Runtime = "claude"
+#: Runtimes a graph may name that no omg runs yet (lint refuses them).
+RESERVED_RUNTIMES: tuple[Runtime, ...] = ("codex",)
 
 DEFAULT_TIMEOUT = "20m"
 #: An agent that prints nothing and writes nothing to its transcript this long is stuck.
@@ -126,7 +133,7 @@ class Node:
     prompt: str | None = None
     run: str | None = None
     description: str = ""
-    runtime: Runtime = "claude"
+    runtime: Runtime = DEFAULT_RUNTIME
     agent: str | None = None
     model: str | None = None
     allowed_tools: tuple[str, ...] | None = None

@@ -12,7 +12,14 @@ from omg.graph.feedback import check_arcs, closest
 from omg.graph.findings import Finding
 from omg.graph.limits import check_limits
 from omg.graph.locate import Locator
-from omg.graph.model import VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
+from omg.graph.model import (
+    DEFAULT_RUNTIME,
+    RESERVED_RUNTIMES,
+    VERIFY_TIMEOUT_CEILING_S,
+    Graph,
+    Node,
+    Worktree,
+)
 from omg.graph.references import check_references
 from omg.graph.schema import KINDS
 from omg.graph.yamlpos import Positions
@@ -107,12 +114,12 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
     has = (n.prompt is not None, n.run is not None)
     if has != _SHAPE[n.kind][0]:
         yield "node-kind", "", f"{_SHAPE[n.kind][1]} — {KINDS}"
-    if n.kind == "agent" and n.runtime == "codex":
+    if n.kind == "agent" and n.runtime in RESERVED_RUNTIMES:
         yield (
             "runtime",
             "runtime",
-            'runtime "codex" is reserved for a later omg and cannot run in this one; '
-            "use runtime: claude (the default) or drop the key",
+            f'runtime "{n.runtime}" is reserved for a later omg and cannot run in this one; '
+            f"use runtime: {DEFAULT_RUNTIME} (the default) or drop the key",
         )
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")

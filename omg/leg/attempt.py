@@ -17,8 +17,8 @@ from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
 from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
-from omg.runners.claude import rehearsal_tags
 from omg.runners.process import Spawner, child_env
+from omg.spend import Spend, summed
 from omg.state import NO_RECORD
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
@@ -69,13 +69,12 @@ class Result:
     detail: str = ""
     reply: str = ""
     payload: str = ""
-    cost_usd: float = 0.0  # the final attempt's cost (earlier attempts went out with node_retried)
-    cost_unknown: bool = False
-    usage: Mapping[str, int] = field(default_factory=dict)
+    #: the final attempt's cost (earlier attempts went out with node_retried), every attempt's
+    #: tokens summed
+    spend: Spend = field(default_factory=Spend)
     session_id: str | None = None
     duration_s: float = 0.0
     denials: tuple[str, ...] = ()
-    session_cost_usd: float | None = None
     tool_version: str = ""
     api_retries: int = 0
     retries: int = 0
@@ -155,8 +154,8 @@ def execute(
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
             ),
         )
-    env = {**child_env(ctx.parent_env, node.env, runtime=runtime_name), **values}
-    shell_env = child_env(ctx.parent_env, node.env, runtime="shell")
+    env = {**child_env(ctx.parent_env, node.env, prefixes=runner.env_prefixes), **values}
+    shell_env = child_env(ctx.parent_env, node.env)
     max_attempts = 1 + max(node.retry.max, 0)
     used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)
     prev: tuple[Output, Judgment] | None = None
@@ -177,15 +176,15 @@ def execute(
                 round=round_ or None,
                 cause=prev[1].cause,
                 detail=prev[1].detail,
-                cost_usd=prev[0].cost_usd,
-                cost_unknown=prev[0].cost_unknown or None,
+                cost_usd=prev[0].spend.cost_usd,
+                cost_unknown=prev[0].spend.cost_unknown or None,
                 session_id=session,
             )
         inv = Invocation(
             node=node,
             text=text,
             cwd=cwd,
-            env=rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
+            env=runner.rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
             timeout_s=node.timeout_s,
             session_id=session,
             resume_session=resume,
@@ -193,13 +192,12 @@ def execute(
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
         )
         if resume:
-            transcripts.restore(ctx.rundir, inv.env, inv.cwd, resume)
+            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
         out = runner.run(inv, ctx.spawn)
         if node.kind == "agent" and out.session_id:
-            transcripts.keep(ctx.rundir, inv.env, inv.cwd, out.session_id)
-        for key, n in out.usage.items():
-            used[key] = used.get(key, 0) + n
-        out = replace(out, usage=dict(used))
+            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+        used = summed(used, out.spend.usage)
+        out = replace(out, spend=out.spend.with_usage(used))
         j = judge(
             node,
             out,
@@ -208,14 +206,15 @@ def execute(
             env=shell_env,
             spawn=ctx.spawn,
         )
-        if j.passed and node.budget_usd is not None and out.cost_usd > node.budget_usd:
-            over = out.cost_usd - node.budget_usd
+        cost = out.spend.cost_usd
+        if j.passed and node.budget_usd is not None and cost > node.budget_usd:
+            over = cost - node.budget_usd
             j = Judgment(
                 False,
                 "budget_exceeded",
                 False,
                 detail=(
-                    f'node "{node.id}" exceeded budget_usd: ${out.cost_usd:.4f} actual vs '
+                    f'node "{node.id}" exceeded budget_usd: ${cost:.4f} actual vs '
                     f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"
                 ),
             )
@@ -286,13 +285,10 @@ def _result(node: Node, round_: int, out: Output, j: Judgment, retries: int, sid
         detail=detail,
         reply=out.result,
         payload=j.payload or out.result or j.detail,
-        cost_usd=out.cost_usd,
-        cost_unknown=out.cost_unknown,
-        usage=dict(out.usage),
+        spend=out.spend,
         session_id=sid,
         duration_s=out.duration_s,
         denials=out.denials,
-        session_cost_usd=out.session_cost_usd,
         tool_version=out.tool_version,
         api_retries=out.api_retries,
         retries=retries,

@@ -70,8 +70,8 @@ def judge(
             "run_error",
             False,
             detail=(
-                f'node "{nid}": claude was refused {", ".join(outcome.denials)}; an exit code '
-                "alone cannot pass an agent that was denied tools — grant them in "
+                f'node "{nid}": {node.runtime} was refused {", ".join(outcome.denials)}; an '
+                "exit code alone cannot pass an agent that was denied tools — grant them in "
                 "allowed_tools, or add a result_matches or verify check that judges the work"
             ),
         )

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
@@ -224,11 +224,8 @@ class Leg:
         spent: EventFields = {
             "node_id": res.node_id,
             "round": res.round or None,
-            "cost_usd": res.cost_usd,
-            "cost_unknown": res.cost_unknown or None,
-            "usage": dict(res.usage) or None,
+            **cast(EventFields, res.spend.fields()),  # SpendFields is EventFields' base
             "permission_denials": list(res.denials) or None,
-            "session_cost_usd": res.session_cost_usd,
             "cli_version": res.tool_version or None,
             "api_retries": res.api_retries or None,
             "session_id": res.session_id,

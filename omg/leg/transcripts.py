@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from omg.mask import Masker
-from omg.runners.claude_transcript import transcript_path
+from omg.runners import Runner
 from omg.state.store import RunDir
 
 #: A transcript larger than this is not kept (a cut one could not be resumed); the run then
@@ -17,13 +17,15 @@ from omg.state.store import RunDir
 LIMIT = 4 << 20
 
 
-def keep(rundir: RunDir, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
+def keep(
+    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+) -> Path | None:
     """Copy the session's transcript into ``sessions/``; where, or None.
 
     It is masked like everything in the run directory (the leg's masker), and by the secret
     values of the session's own environment ``env`` too.
     """
-    source = transcript_path(env, cwd, session)
+    source = runner.transcript(env, cwd, session)
     if source is None:
         return None
     try:
@@ -39,15 +41,17 @@ def keep(rundir: RunDir, env: Mapping[str, str], cwd: Path, session: str) -> Pat
         return None
 
 
-def restore(rundir: RunDir, env: Mapping[str, str], cwd: Path, session: str) -> bool:
-    """Put a kept transcript where claude looks for it, unless one is already there."""
-    target = transcript_path(env, cwd, session)
+def restore(
+    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+) -> bool:
+    """Put a kept transcript where the runtime looks for it, unless one is already there."""
+    target = runner.transcript(env, cwd, session)
     kept = rundir.session(session)
     if target is None or target.exists() or not kept.exists():
         return False
     try:
         _write(target, kept.read_bytes())
-    except OSError:  # claude then says the session is missing, and omg gives the hint
+    except OSError:  # the runtime then says the session is missing, and omg gives the hint
         return False
     return True
 

@@ -143,7 +143,7 @@ def _feed(proc: subprocess.Popen[bytes], text: str) -> None:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child (claude ends its tools on it), then the group's SIGKILL after a grace."""
+    """SIGTERM the child (an agent ends its tools on it), then the group's SIGKILL after a grace."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -399,30 +399,28 @@ def tail(text: str, limit: int = TAIL, mark: str = "…") -> str:
 
 #: Always passed through when set.
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM")
-#: Prefixes passed only to the claude runtime (its endpoint, auth and settings).
-CLAUDE_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_CONFIG_DIR")
-# Secrets (GITHUB_TOKEN, ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, OPENAI_API_KEY) reach a
-# shell node or verify command only when its ``env:`` names them: this is an allow-list.
+# Secrets (GITHUB_TOKEN, a model's API key) reach a shell node or verify command only when its
+# ``env:`` names them: this is an allow-list.
 
 
 def child_env(
     parent: Mapping[str, str],
     declared: Iterable[tuple[str, str | None]] = (),
     *,
-    runtime: str = "shell",
+    prefixes: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The environment for one child.
 
     ``parent`` is omg's environment as it holds it in memory (its block in ``/proc`` holds no
     secret: ``cli/scrub``). ``declared`` is the node's ``env:``: a name with None passes the
-    parent's value through, a name with a value sets it. ``runtime`` "claude" adds the model
-    endpoint and auth variables.
+    parent's value through, a name with a value sets it. ``prefixes`` (a runtime's
+    ``env_prefixes``: its model endpoint and auth variables) pass every variable they start.
     """
     env = {k: parent[k] for k in BASE if k in parent}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    if runtime == "claude":
+    if prefixes:
         for k, v in parent.items():
-            if k.startswith(CLAUDE_PREFIXES):
+            if k.startswith(prefixes):
                 env[k] = v
     for name, value in declared:
         if value is not None:

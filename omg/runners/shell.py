@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
-from omg.runners import Invocation, Output, is_env_failure
+from collections.abc import Mapping
+from pathlib import Path
+
+from omg.runners.base import Invocation, Output, Step, is_env_failure
 from omg.runners.process import Spawner, tail
 
 
 class ShellRunner:
-    """Runs ``sh -c <command>``; the result text is stdout and stderr, interleaved."""
+    """Runs ``sh -c <command>``; the result text is stdout and stderr, interleaved.
+
+    It receives nothing unasked (only what a node's ``env:`` names), keeps no transcript, and
+    is rehearsed as it is: a rehearsal stands in for models, not for commands.
+    """
+
+    env_prefixes: tuple[str, ...] = ()
+    transcript_home = ""
+
+    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
+        return None
+
+    def steps(self, transcript: Path) -> list[Step]:
+        return []
+
+    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+        return dict(parent)
+
+    def rehearsal_tags(
+        self, env: Mapping[str, str], node: str, round_: int, attempt: int
+    ) -> dict[str, str]:
+        return dict(env)
+
+    def endpoint(self, url: str) -> dict[str, str]:
+        return {}
 
     def argv(self, inv: Invocation) -> list[str]:
         return ["sh", "-c", inv.text]

@@ -7,9 +7,10 @@ found later in events.jsonl. A field given as None is left out of the line.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, Literal, get_args
 
 from omg.kinds import Cause, Outcome, Provenance
+from omg.spend import SpendFields
 from omg.state.records import CiRun, Fanout, PullRequestRecord
 
 EventKind = Literal[
@@ -29,17 +30,14 @@ EventKind = Literal[
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
 
-class EventFields(TypedDict, total=False):
-    """Every field an event may carry beside its envelope (schema, seq, ts, run_id, leg, event)."""
+class EventFields(SpendFields, total=False):
+    """Every field an event may carry beside its envelope (schema, seq, ts, run_id, leg, event);
+    an execution's spend (cost_usd, cost_unknown, usage, session_cost_usd) is ``SpendFields``."""
 
     node_id: str
     round: int | None
     session_id: str | None
-    cost_usd: float
-    cost_unknown: bool | None
-    usage: dict[str, int] | None
-    permission_denials: list[str] | None  # node_passed/node_failed: tools claude was refused
-    session_cost_usd: float | None  # the session's cumulative cost, as the CLI reported it
+    permission_denials: list[str] | None  # node_passed/node_failed: tools the agent was refused
     cli_version: str | None  # the agent CLI's version
     api_retries: int | None  # how often the CLI retried the API in that execution
     duration_s: float

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, Ruling
+from omg.spend import LAST_REPORTED, Spend
 from omg.state.records import Dispatched, Event, LegRecord, State
 
 STATE_SCHEMA = 1
@@ -158,10 +159,10 @@ def _record(st: State, nid: str) -> dict[str, Any]:
 
 
 def _spend(st: State, rec: dict[str, Any], ev: Event) -> None:
-    cost = float(ev.get("cost_usd", 0.0) or 0.0)
-    rec["cost_usd"] = round(rec["cost_usd"] + cost, 10)
-    st["cost_usd"] = round(st["cost_usd"] + cost, 10)
-    if ev.get("cost_unknown"):
+    spend = Spend.of_event(ev)
+    rec["cost_usd"] = round(rec["cost_usd"] + spend.cost_usd, 10)
+    st["cost_usd"] = round(st["cost_usd"] + spend.cost_usd, 10)
+    if spend.cost_unknown:
         rec["cost_unknown"] = True
 
 
@@ -202,8 +203,8 @@ def _terminal(st: State, ev: Event, verdict: str) -> None:
     rec["verdict"] = verdict
     rec["round"] = ev.get("round", 0)
     rec["attempts"] = rec.get("attempts", 0) + 1
-    keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged", "usage")
-    for key in (*keys, "permission_denials", "session_cost_usd", "cli_version"):
+    keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged")
+    for key in (*keys, *LAST_REPORTED, "permission_denials", "cli_version"):
         if key in ev:
             rec[key] = ev[key]
         elif key in ("provenance", "cause", "judged", "permission_denials") and key in rec:

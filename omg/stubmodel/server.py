@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from omg.runners.claude import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
+from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
 from omg.stubmodel.script import Failure, Request, Rule, Script, Turn, unmatched_text
 
 _ERROR_TYPES = {

@@ -20,11 +20,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dotomg": set(),
     "fastschema": set(),
     "mask": set(),
+    "spend": set(),
     "graph": {"kinds", "errors", "fastschema"},
     "schedule": {"graph", "kinds", "errors"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
-    "state": {"kinds", "errors", "fastschema", "mask"},
-    "runners": {"graph", "kinds", "errors"},
+    "state": {"kinds", "errors", "fastschema", "mask", "spend"},
+    "runners": {"graph", "kinds", "errors", "spend"},
     "git": {"errors", "dotomg"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
@@ -41,6 +42,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "errors",
         "dotomg",
         "mask",
+        "spend",
     },
     "cli": {
         "fastschema",
@@ -57,6 +59,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "errors",
         "dotomg",
         "mask",
+        "spend",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -76,6 +79,7 @@ PURE = (
     "state/records.py",
     "kinds.py",
     "fastschema.py",
+    "spend.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
@@ -240,3 +244,71 @@ def test_every_package_names_its_public_names(path: Path) -> None:
         if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
     ]
     assert names, f"{rel(path)} has no __all__: say what the package offers"
+
+
+#: Each runtime that lives in a folder of its own: ``omg/runners/<runtime>/``.
+RUNTIME_DIRS = sorted(p.parent for p in (PACKAGE / "runners").glob("*/__init__.py"))
+#: The one module outside a runtime's folder that may import it: the list of runtimes.
+REGISTRY = "omg/runners/registry.py"
+#: Names that are the claude runtime's alone (its endpoint, auth and settings variables).
+CLAUDE_SPECIFIC = re.compile(r"\b(ANTHROPIC|CLAUDE)_[A-Z_]*")
+
+
+def _outside(folder: Path) -> list[Path]:
+    return [p for p in MODULES if folder not in p.parents]
+
+
+def test_each_runtime_has_a_folder_and_the_registry_lists_it() -> None:
+    from omg.runners.registry import agent_runtimes
+
+    assert [d.name for d in RUNTIME_DIRS] == sorted(agent_runtimes())
+    registry = imports(PACKAGE.parent / REGISTRY)
+    for folder in RUNTIME_DIRS:
+        assert any(m.startswith(f"omg.runners.{folder.name}") for m in registry), folder.name
+
+
+@pytest.mark.parametrize("folder", RUNTIME_DIRS, ids=lambda p: p.name)
+def test_only_the_registry_imports_a_runtime(folder: Path) -> None:
+    own = f"omg.runners.{folder.name}"
+    wrong = sorted(
+        rel(p)
+        for p in _outside(folder)
+        if rel(p) != REGISTRY and any(m == own or m.startswith(own + ".") for m in imports(p))
+    )
+    assert not wrong, f"{wrong} import {own}; go through the Runner seam (omg/runners/base.py)"
+
+
+def _names(path: Path, pattern: re.Pattern[str]) -> list[str]:
+    """Every string constant (docstrings too) in ``path`` that names ``pattern``, with its line."""
+    return [
+        f"{m.group(0)} at line {node.lineno}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for m in [pattern.search(node.value)]
+        if m is not None
+    ]
+
+
+@pytest.mark.parametrize("path", _outside(PACKAGE / "runners" / "claude"), ids=rel)
+def test_only_the_claude_runtime_names_its_variables(path: Path) -> None:
+    found = _names(path, CLAUDE_SPECIFIC)
+    assert not found, f"{rel(path)} names {found}; that is omg/runners/claude/'s to know"
+
+
+def test_each_runtimes_variables_are_named_only_in_its_folder() -> None:
+    from omg.runners import default_runners
+
+    for name, runner in default_runners().items():
+        if not runner.env_prefixes:
+            continue
+        folder = PACKAGE / "runners" / name
+        pattern = re.compile("|".join(re.escape(p) for p in runner.env_prefixes))
+        leaks = {rel(p): _names(p, pattern) for p in _outside(folder)}
+        assert not any(leaks.values()), f"runtime {name!r} leaks: {leaks}"
+
+
+def test_the_seam_check_can_see_a_leak() -> None:
+    own = PACKAGE / "runners" / "claude" / "rehearsal.py"
+    assert any(n.startswith("ANTHROPIC_BASE_URL") for n in _names(own, CLAUDE_SPECIFIC))
+    assert CLAUDE_SPECIFIC.search("a docstring about $CLAUDE_CONFIG_DIR")
+    assert not CLAUDE_SPECIFIC.search("OMG_CLAUDE_BIN is claude's and so are claude's words")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omg.runners.claude import ClaudeRunner
-from omg.runners.claude_reply import parse_envelope
+from omg.runners.claude.reply import parse_envelope
 
 SID = "3f2b8c1e-0000-4000-8000-000000000001"
 PARENT = "9a9a9a9a-0000-4000-8000-000000000002"
@@ -182,15 +182,15 @@ def test_success_envelope_fields(rt, claude_stub, make_inv, rec_spawn):
     assert out.exit_code == 0
     assert out.result == "All done: 3 files changed."
     assert out.session_id == SID
-    assert out.cost_usd == pytest.approx(0.0123)
-    assert out.cost_unknown is False
-    assert dict(out.usage) == {
+    assert out.spend.cost_usd == pytest.approx(0.0123)
+    assert out.spend.cost_unknown is False
+    assert dict(out.spend.usage) == {
         "input_tokens": 120,
         "output_tokens": 45,
         "cache_read_input_tokens": 1000,
         "cache_creation_input_tokens": 7,
     }
-    assert all(type(v) is int for v in out.usage.values())
+    assert all(type(v) is int for v in out.spend.usage.values())
     assert out.duration_s > 0
 
 
@@ -233,7 +233,7 @@ def test_missing_cost_is_marked_unknown(rt, claude_stub, make_inv, rec_spawn):
     del env["total_cost_usd"]
     claude_stub.script(envelope=env)
     out = rt.run(make_inv(), rec_spawn)
-    assert out.error is None and out.cost_usd == 0.0 and out.cost_unknown is True
+    assert out.error is None and out.spend.cost_usd == 0.0 and out.spend.cost_unknown is True
 
 
 # -- error replies are run errors, never judgments ------------------------------------------
@@ -265,7 +265,7 @@ def test_api_error_is_run_error(rt, claude_stub, make_inv, rec_spawn):
     assert "API Error: 529" in out.detail
     assert "not a judgment" in out.detail
     assert "claude /login" in out.detail
-    assert out.cost_usd == pytest.approx(0.002)
+    assert out.spend.cost_usd == pytest.approx(0.002)
 
 
 def test_error_list_is_the_cause(rt, claude_stub, make_inv, rec_spawn):
@@ -314,9 +314,9 @@ def test_budget_subtype_is_budget_exceeded(rt, claude_stub, make_inv, rec_spawn)
     )
     out = rt.run(make_inv(budget_usd=0.5), rec_spawn)
     assert out.error == "budget_exceeded"
-    assert out.cost_usd == pytest.approx(0.51)
+    assert out.spend.cost_usd == pytest.approx(0.51)
     assert out.session_id == SID
-    assert out.usage == {"input_tokens": 9}
+    assert out.spend.usage == {"input_tokens": 9}
     assert "max-budget-usd" in out.detail
 
 
@@ -329,7 +329,7 @@ def test_exit_one_with_only_stderr_is_a_refusal_not_broken_output(
     assert out.detail.startswith("claude refused to start (exit 1)")
     assert "boom: node crashed" in out.detail
     assert "x" * 501 not in out.detail
-    assert out.cost_unknown is True
+    assert out.spend.cost_unknown is True
 
 
 @pytest.mark.parametrize(
@@ -367,7 +367,7 @@ def test_nonzero_exit_with_valid_envelope_is_not_a_runtime_error(
     assert out.error is None
     assert out.exit_code == 3
     assert out.result == "I could not finish."
-    assert out.cost_usd == pytest.approx(0.0123)
+    assert out.spend.cost_usd == pytest.approx(0.0123)
 
 
 @pytest.mark.parametrize("code", [126, 127])
@@ -394,7 +394,7 @@ def test_timeout_kills_the_process_group(rt, claude_stub, make_inv, rec_spawn, p
     out = rt.run(make_inv(session_id=SID, timeout_s=1.0), rec_spawn)
     assert out.error == "timeout"
     assert out.exit_code is None
-    assert out.cost_unknown is True
+    assert out.spend.cost_unknown is True
     assert out.session_id == SID
     assert out.detail == (
         "timed out after 1s (node timeout); claude and every process it started were "

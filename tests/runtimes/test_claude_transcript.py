@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omg.runners.claude_transcript import Step, steps, transcript_path
+from omg.runners import Step
+from omg.runners.claude.transcript import steps, transcript_path
 
 
 def write(path: Path, *records: object) -> Path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omg.runners.claude_stream import AuthRetries
+from omg.runners.claude.stream import AuthRetries
 from omg.runners.process import CAPTURE_LIMIT, spawn
 
 

@@ -1,8 +1,8 @@
 """The claude runtime: one agent node as one ``claude -p --output-format stream-json`` session.
 
-The child's environment is the caller's business (``process.child_env(…, runtime="claude")``);
-this module adds no variables. It resolves the binary, builds argv, spawns through the injected
-``Spawner``, and leaves what the reply means to ``claude_reply``.
+The child's environment is the caller's business (``process.child_env`` with this runner's
+``env_prefixes``); this module adds no variables. It resolves the binary, builds argv, spawns
+through the injected ``Spawner``, and leaves what the reply means to ``reply``.
 """
 
 from __future__ import annotations
@@ -14,25 +14,19 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from omg.runners import Invocation, Output
-from omg.runners import claude_reply as reply
-from omg.runners.claude_reply import BIN_ENV
-from omg.runners.claude_stream import AuthRetries, api_retries
-from omg.runners.claude_transcript import size, transcript_path
+from omg.runners.base import Invocation, Output, Step
+from omg.runners.claude import rehearsal, reply
+from omg.runners.claude.reply import BIN_ENV
+from omg.runners.claude.stream import AuthRetries, api_retries
+from omg.runners.claude.transcript import size, steps, transcript_path
 from omg.runners.process import Spawner
 
 DEFAULT_BIN = "claude"
 
-
-#: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
-NODE_HEADER, ROUND_HEADER, ATTEMPT_HEADER = "X-Omg-Node", "X-Omg-Round", "X-Omg-Attempt"
-
-
-def rehearsal_tags(env: Mapping[str, str], node: str, round_: int, attempt: int) -> dict[str, str]:
-    """``env`` with ANTHROPIC_CUSTOM_HEADERS naming the node, round and attempt (the CLI sends
-    them with every request)."""
-    tags = f"{NODE_HEADER}: {node}\n{ROUND_HEADER}: {round_}\n{ATTEMPT_HEADER}: {attempt}"
-    return {**env, "ANTHROPIC_CUSTOM_HEADERS": tags}
+#: Prefixes passed only to the claude runtime (its endpoint, auth and settings). Secrets
+#: (ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN) reach a shell node or verify command only when
+#: its ``env:`` names them.
+PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_CONFIG_DIR")
 
 
 class ClaudeRunner:
@@ -59,9 +53,30 @@ class ClaudeRunner:
     rather than omg silently imposing one; a graph that needs a mode says so.
     """
 
+    env_prefixes: tuple[str, ...] = PREFIXES
+    transcript_home = "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
+
     def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
         self._binary = binary
         self._parent_env = parent_env
+
+    # -- what omg keeps and rehearses ------------------------------------------------------
+    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
+        return transcript_path(env, cwd, session)
+
+    def steps(self, transcript: Path) -> list[Step]:
+        return steps(transcript)
+
+    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+        return rehearsal.rehearsal_env(parent, url, home)
+
+    def rehearsal_tags(
+        self, env: Mapping[str, str], node: str, round_: int, attempt: int
+    ) -> dict[str, str]:
+        return rehearsal.rehearsal_tags(env, node, round_, attempt)
+
+    def endpoint(self, url: str) -> dict[str, str]:
+        return rehearsal.endpoint(url)
 
     # -- binary ----------------------------------------------------------------------------
     def resolve_binary(self) -> tuple[str | None, str]:
@@ -169,11 +184,12 @@ class ClaudeRunner:
             return reply.output_error(res, started_session)
         out = reply.from_envelope(envelope, res, started_session, inv.budget_usd)
         reported = envelope.cost_usd
+        spend = replace(out.spend, session_cost_usd=reported)
         if inv.resume_session and reported is not None:  # --resume reports the whole session
-            out = replace(out, cost_usd=max(0.0, reported - inv.resume_cost_usd))
+            spend = replace(spend, cost_usd=max(0.0, reported - inv.resume_cost_usd))
         return replace(
             out,
-            session_cost_usd=reported,
+            spend=spend,
             tool_version=version,
             api_retries=retries.count,
         )

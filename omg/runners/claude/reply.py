@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from omg.kinds import Cause
-from omg.runners import Output
-from omg.runners.claude_stream import Retries
+from omg.runners.base import Output
+from omg.runners.claude.stream import Retries
 from omg.runners.process import ProcResult, tail
+from omg.spend import Spend
 
 #: Parent-environment variable naming the claude binary (a path, or a name looked up on PATH).
 BIN_ENV = "OMG_CLAUDE_BIN"
@@ -242,9 +243,7 @@ def from_envelope(
     cost = env.cost_usd if env.cost_usd is not None else 0.0
     common: dict[str, Any] = dict(
         session_id=sid,
-        cost_usd=cost,
-        cost_unknown=env.cost_usd is None,
-        usage=env.usage,
+        spend=Spend(cost, env.cost_usd is None, env.usage),
         duration_s=res.duration_s,
         denials=env.denials,
     )
@@ -358,7 +357,7 @@ def _unanswered(
         None if stopped else res.exit_code,
         res.stdout,
         session_id=started,
-        cost_unknown=True,
+        spend=Spend(cost_unknown=True),
         error=error,
         detail=detail,
         duration_s=res.duration_s,

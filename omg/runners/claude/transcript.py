@@ -6,9 +6,10 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from omg.runners.base import Step
 
 
 def transcript_path(env: Mapping[str, str], cwd: Path, session: str | None) -> Path | None:
@@ -31,15 +32,6 @@ def size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return -1
-
-
-@dataclass(frozen=True)
-class Step:
-    """One thing the agent did or said: a tool call, a tool's refusal, or its text."""
-
-    at: str  # the transcript's timestamp, "" when it has none
-    kind: str  # "tool" | "text" | "error"
-    text: str  # one line: "Edit hello.sh", "DONE …"
 
 
 def steps(path: Path, limit: int = 200) -> list[Step]:

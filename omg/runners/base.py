@@ -1,0 +1,107 @@
+"""The runner seam: what every runtime is given (Invocation), gives back (Output), and declares
+(Runner) — the environment it receives, where its transcripts live, how it is rehearsed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from omg.graph.model import Node
+from omg.kinds import Cause
+from omg.runners.process import Spawner
+from omg.spend import Spend
+
+#: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
+NODE_HEADER, ROUND_HEADER, ATTEMPT_HEADER = "X-Omg-Node", "X-Omg-Round", "X-Omg-Attempt"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation:
+    """One execution of one node, fully rendered."""
+
+    node: Node
+    text: str  # the rendered prompt (agent) or command (shell)
+    cwd: Path
+    env: Mapping[str, str]
+    timeout_s: float
+    session_id: str | None = None  # a fresh session id (claude) to pass as --session-id
+    resume_session: str | None = None  # a parent's session to --resume (handoff: session)
+    resume_cost_usd: float = 0.0  # what that session had cost: the CLI reports it cumulatively
+    budget_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """What one execution produced, before any success check judged it."""
+
+    exit_code: int | None
+    result: str
+    session_id: str | None = None
+    spend: Spend = field(default_factory=Spend)
+    error: Cause | None = None  # run_error | timeout | output_error | budget_exceeded
+    detail: str = ""
+    duration_s: float = 0.0
+    denials: tuple[str, ...] = ()  # tool calls the agent was refused (permission_denials)
+    tool_version: str = ""  # the agent CLI's version
+    api_retries: int = 0  # how often the CLI retried the API (stream-json system/api_retry)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing the agent did or said: a tool call, a tool's refusal, or its text."""
+
+    at: str  # the transcript's timestamp, "" when it has none
+    kind: str  # "tool" | "text" | "error"
+    text: str  # one line: "Edit hello.sh", "DONE …"
+
+
+class Runner(Protocol):
+    """One runtime: turns an Invocation into argv and runs it through the one spawner, and
+    declares everything else about it that omg must know."""
+
+    #: Prefixes of the parent's variables this runtime's children receive unasked (its
+    #: endpoint, auth and settings); everything else only when a node's ``env:`` names it.
+    env_prefixes: tuple[str, ...]
+    #: Where this runtime keeps its session transcripts, as a user would look for them.
+    transcript_home: str
+
+    def argv(self, inv: Invocation) -> list[str]:
+        """The child's argv, as a dry run shows it."""
+        ...
+
+    def run(self, inv: Invocation, spawn: Spawner) -> Output:
+        """Run one attempt and say what its reply means."""
+        ...
+
+    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
+        """Where a session's transcript is (kept after it, restored before a resume); None
+        when this runtime keeps none."""
+        ...
+
+    def steps(self, transcript: Path) -> list[Step]:
+        """What the agent did in a kept transcript, in order."""
+        ...
+
+    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+        """``parent`` as a rehearsed leg's children see it: the model at ``url`` (the stub),
+        no real credentials, its own state under ``home``."""
+        ...
+
+    def rehearsal_tags(
+        self, env: Mapping[str, str], node: str, round_: int, attempt: int
+    ) -> dict[str, str]:
+        """``env`` with what makes a rehearsed request name its node, round and attempt."""
+        ...
+
+    def endpoint(self, url: str) -> dict[str, str]:
+        """The variables that point this runtime at the model at ``url`` (the stub's)."""
+        ...
+
+
+def is_env_failure(exit_code: int | None, output: str) -> bool:
+    """Exit 126/127 or "command not found": the environment is broken, not the work."""
+    if exit_code in (126, 127):
+        return True
+    return "command not found" in output[-2000:]

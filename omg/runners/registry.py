@@ -1,0 +1,38 @@
+"""The runtime registry: the one place that names each runtime a node can ask for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from omg.runners.base import Runner
+
+
+def default_runners() -> dict[str, Runner]:
+    """One runner per kind a node can name (``shell``, and each agent runtime)."""
+    from omg.runners.claude import ClaudeRunner
+    from omg.runners.shell import ShellRunner
+
+    return {"shell": ShellRunner(), "claude": ClaudeRunner()}
+
+
+def agent_runtimes() -> tuple[str, ...]:
+    """The names an agent node's ``runtime:`` may take and this omg can run."""
+    return tuple(sorted(name for name in default_runners() if name != "shell"))
+
+
+def rehearsal_env(parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+    """``parent`` as every child of a rehearsed leg sees it: each runtime's model pointed at
+    the stub at ``url``, its state kept under ``home``."""
+    env = dict(parent)
+    for runner in default_runners().values():
+        env = runner.rehearsal_env(env, url, home)
+    return env
+
+
+def stub_endpoint(url: str) -> dict[str, str]:
+    """What points every runtime at the stub model at ``url``."""
+    out: dict[str, str] = {}
+    for runner in default_runners().values():
+        out.update(runner.endpoint(url))
+    return out

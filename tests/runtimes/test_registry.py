@@ -1,0 +1,79 @@
+"""The runtime registry: it names exactly the runtimes the schema offers (less the reserved
+ones), each runner declares its own environment, and a rehearsal withholds real credentials."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from omg.graph.model import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RUNTIMES
+from omg.graph.schema import SCHEMA_FILE
+from omg.runners import Runner, default_runners
+from omg.runners.process import child_env
+from omg.runners.registry import agent_runtimes, rehearsal_env, stub_endpoint
+
+PARENT = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/home/u",
+    "ANTHROPIC_API_KEY": "sk-ant-real-key",
+    "CLAUDE_CODE_OAUTH_TOKEN": "oauth-real",
+    "MY_DEPLOY_TOKEN": "ghs_real",
+}
+
+
+def _runtime_enums(node: Any) -> list[list[str]]:
+    """Every ``runtime`` property's enum in the schema."""
+    found: list[list[str]] = []
+    if isinstance(node, dict):
+        prop = node.get("properties", {}).get("runtime")
+        if isinstance(prop, dict) and "enum" in prop:
+            found.append(prop["enum"])
+        for value in node.values():
+            found += _runtime_enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _runtime_enums(value)
+    return found
+
+
+def test_the_schema_the_model_and_the_registry_name_the_same_runtimes() -> None:
+    enums = _runtime_enums(json.loads(Path(SCHEMA_FILE).read_text()))
+    assert enums, "the schema has no runtime enum"
+    assert all(sorted(e) == sorted(RUNTIMES) for e in enums)
+    assert sorted(agent_runtimes()) == sorted(set(RUNTIMES) - set(RESERVED_RUNTIMES))
+    assert DEFAULT_RUNTIME in agent_runtimes()
+    assert "shell" in default_runners()
+
+
+def test_every_registered_runner_declares_the_whole_seam() -> None:
+    methods = [k for k, v in vars(Runner).items() if callable(v) and not k.startswith("_")]
+    members = [*Runner.__annotations__, *methods]
+    assert {"argv", "run", "env_prefixes", "transcript", "rehearsal_env"} <= set(members)
+    for name, runner in default_runners().items():
+        missing = [m for m in members if not hasattr(runner, m)]
+        assert not missing, f"runner {name!r} lacks {missing}"
+
+
+def test_a_model_key_reaches_only_the_runtime_that_declares_it() -> None:
+    runners = default_runners()
+    claude = child_env(PARENT, prefixes=runners["claude"].env_prefixes)
+    shell = child_env(PARENT, prefixes=runners["shell"].env_prefixes)
+    assert claude["ANTHROPIC_API_KEY"] == "sk-ant-real-key"
+    assert claude["CLAUDE_CODE_OAUTH_TOKEN"] == "oauth-real"
+    assert "MY_DEPLOY_TOKEN" not in claude
+    assert shell == {"PATH": "/usr/bin:/bin", "HOME": "/home/u"}
+    named = child_env(PARENT, [("ANTHROPIC_API_KEY", None)])
+    assert named["ANTHROPIC_API_KEY"] == "sk-ant-real-key"  # a node's env: may still ask
+
+
+def test_a_rehearsal_gives_no_runtime_a_real_credential(tmp_path: Path) -> None:
+    env = rehearsal_env(PARENT, "http://127.0.0.1:9", tmp_path / "claude")
+    assert "sk-ant-real-key" not in env.values() and "oauth-real" not in env.values()
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+    assert env["CLAUDE_CONFIG_DIR"] == str((tmp_path / "claude").resolve())
+    assert env["MY_DEPLOY_TOKEN"] == "ghs_real"  # not a runtime's: child_env still decides
+    assert stub_endpoint("http://x") == {
+        "ANTHROPIC_BASE_URL": "http://x",
+        "ANTHROPIC_API_KEY": env["ANTHROPIC_API_KEY"],
+    }
