@@ -53,6 +53,7 @@ _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _INTEGERS = re.compile(
     r"(?:^|[\s;&|(])(?:declare|typeset|local|export|readonly)\s+(?:[-+]\w+\s+)*[-+]\w*[in]"
 )
+_SINGLE = re.compile(r"'[^']*'")
 _NAME_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -420,6 +421,10 @@ class _Scanner:
                 why = CODE.replace("{what}", what).replace("{fix}", fix)
                 self._refuse_word(cmd.words[idx], why)
             stdin = use.stdin_code
+            script = use.inner[0] if use.inner is not None else -1
+            for idx in {0, *use.code}:  # an sh -c script's own text is judged as _inner's
+                raw = cmd.words[idx].raw
+                self.flow.code.append(_SINGLE.sub("", raw) if idx == script else raw)
             self.flow.command(
                 cmd.words, [sid for w in cmd.inputs for sid in w.ids], self._inner(cmd, use.inner)
             )
@@ -451,7 +456,8 @@ class _Scanner:
         inner = _Scanner(cmd.words[script].text, [])
         inner.run()
         ids = [sid for w in cmd.words[first:] for sid in w.ids]
-        return Inner(cmd.words[script].text, inner.flow.arithmetic, ids)
+        text = cmd.words[script].text
+        return Inner(text, inner.flow.arithmetic, ids, tuple(inner.flow.code))
 
     def _code(self, doc: Heredoc) -> None:
         doc.code = True
