@@ -57,13 +57,35 @@ class Flow:
         self.functions: set[str] = set()
         self.calls: list[tuple[str, list[int]]] = []  # command name, its arguments' placeholders
         self.inner: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT reads as arithmetic
+        self.copies: list[tuple[str, str]] = []  # variable ← the text of a word expanding others
         self.code: list[str] = []  # the text of every word read as code (a program's name, eval …)
         self.inner_code: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT runs as code
 
-    def assign(self, word: str, ids: list[int]) -> None:
+    def assign(self, word: str, ids: list[int], raw: str = "") -> None:
         m = _ASSIGN.match(word)
-        if m is not None and ids:
-            self.assigned.append((m.group(0).rstrip("+="), ids))
+        if m is None:
+            return
+        name = m.group(0).rstrip("+=")
+        if ids:
+            self.assigned.append((name, ids))
+        if "$" in raw:
+            self.copies.append((name, raw))
+
+    def _carried(self) -> None:
+        """Follow copies (w=$v, w="x$v", for w in $v): a name assigned another's value holds
+        its placeholders too."""
+        changed = True
+        while changed:
+            changed = False
+            for target, raw in self.copies:
+                for name, ids in list(self.assigned):
+                    if (
+                        name != target
+                        and _expands(raw, name)
+                        and (target, ids) not in self.assigned
+                    ):
+                        self.assigned.append((target, ids))
+                        changed = True
 
     def test(self, words: list[str]) -> None:
         """The operands of [[ … ]]'s arithmetic comparisons."""
@@ -80,7 +102,7 @@ class Flow:
             self.arithmetic.extend(w.raw for w in words[1:])
         elif name in DECLARE:
             for w in words[1:]:
-                self.assign(w.text, w.ids)
+                self.assign(w.text, w.ids, w.raw)
         elif name == "read":
             for w in words[1:]:
                 if not w.text.startswith("-"):
@@ -94,6 +116,7 @@ class Flow:
                 self.inner_code.extend(inner.ids)
 
     def judge(self, refuse: Callable[[int, str], None]) -> None:
+        self._carried()
         text = "\n".join(self.arithmetic)
         for name, ids in self.assigned:
             if name and _mentions(text, name):

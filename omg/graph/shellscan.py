@@ -351,6 +351,8 @@ class _Scanner:
             f.state = "cmd" if word == "do" else "for-words"
         elif st == "for-words":
             self.flow.assigned.append((f.loop, w.ids))
+            if "$" in w.raw:
+                self.flow.copies.append((f.loop, w.raw))
         elif st == "case-subject":
             f.state = "case-in"
         elif st == "case-in":
@@ -391,7 +393,7 @@ class _Scanner:
             pass
         elif _ASSIGN.match(w.text) and not f.cmd.words:
             f.cmd.assigns.append(w)
-            self.flow.assign(w.text, w.ids)
+            self.flow.assign(w.text, w.ids, w.raw)
         else:
             f.cmd.words.append(w)
             f.state = "arg"
