@@ -128,6 +128,10 @@ def run(
 
     inputs = _parse_inputs(input or [])
     if dry_run:
+        if run_id is not None:  # refused as the run would refuse it, not silently ignored
+            from omg.state.runid import check_run_id
+
+            check_run_id(run_id)
         _exit(commands.dry_run(path, inputs))
     _exit(
         commands.run(
