@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from omg.graph.codewords import DECLARE
-from omg.graph.shellrefusals import ARITH_FLOW, CODE_FLOW, POSITIONAL_CODE_FLOW, POSITIONAL_FLOW
+from omg.graph.shellrefusals import (
+    ARITH_FLOW,
+    CODE_FLOW,
+    POSITIONAL_CODE_FLOW,
+    POSITIONAL_FLOW,
+    READ_FLOW,
+)
 
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
@@ -39,6 +45,7 @@ class Inner:
     arithmetic: list[str]
     ids: list[int]
     code: tuple[str, ...] = ()
+    runs_stdin: bool = False  # it reads a line (read, mapfile) and runs what it read
 
 
 _POSITIONAL = re.compile(r"\$\{?[1-9@*]")
@@ -57,6 +64,7 @@ class Flow:
         self.functions: set[str] = set()
         self.calls: list[tuple[str, list[int]]] = []  # command name, its arguments' placeholders
         self.inner: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT reads as arithmetic
+        self.reads: list[str] = []  # variables read (read, mapfile) from whatever feeds stdin
         self.copies: list[tuple[str, str]] = []  # variable ← the text of a word expanding others
         self.code: list[str] = []  # the text of every word read as code (a program's name, eval …)
         self.inner_code: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT runs as code
@@ -107,6 +115,10 @@ class Flow:
             for w in words[1:]:
                 if not w.text.startswith("-"):
                     self.assigned.append((w.text, fed))
+                    self.reads.append(w.text)
+        elif name in ("mapfile", "readarray"):
+            last = [w.text for w in words[1:] if not w.text.startswith("-")]
+            self.reads.append(last[-1] if last else "MAPFILE")
         self.calls.append((name, args))
         if inner is not None:
             self.code.extend(inner.code)  # an exported variable reaches the script too
@@ -115,7 +127,17 @@ class Flow:
             elif inner.ids and _runs_arguments(inner):
                 self.inner_code.extend(inner.ids)
 
-    def judge(self, refuse: Callable[[int, str], None]) -> None:
+    def runs_what_it_reads(self) -> bool:
+        """Whether a variable read from stdin (or a copy of one) is expanded where code is read."""
+        code = "\n".join(self.code)
+        for name in self.reads:
+            carried = {name} | {t for t, raw in self.copies if _expands(raw, name)}
+            if any(_expands(code, n) for n in carried):
+                return True
+        return False
+
+    def judge(self, refuse: Callable[[int, str], None], total: int) -> None:
+        """Refuse what flows into code; ``total`` placeholders in all."""
         self._carried()
         text = "\n".join(self.arithmetic)
         for name, ids in self.assigned:
@@ -141,6 +163,9 @@ class Flow:
                     refuse(sid, POSITIONAL_CODE_FLOW)
         for sid in self.inner_code:
             refuse(sid, POSITIONAL_CODE_FLOW)
+        if self.runs_what_it_reads():  # what read takes in may be any value: refuse them all
+            for sid in range(total):
+                refuse(sid, READ_FLOW.replace("{name}", self.reads[0]))
 
 
 def subscripts(part: str) -> str:

@@ -75,3 +75,8 @@ POSITIONAL_CODE_FLOW = (
     "eval, an sh -c script …), so the value would be read as code; pass it as an argument "
     "of a fixed program instead"
 )
+READ_FLOW = (
+    "may reach ${name} through `read` (a pipe, a here-string or a heredoc feeds it), and ${name} "
+    "is then expanded where code is read, so the value would be read as code; do not run what "
+    "was read — pass it as an argument of a fixed program"
+)
