@@ -33,6 +33,9 @@ MIN_LENGTH = 8
 CUT = re.compile(r"\n\[… omg cut \d+ bytes of output here …\]\n|…")
 MIN_PIECE = 4
 
+#: What may stand between two characters of a secret split across lines.
+_BREAK = r"(?:\r?\n)?"
+
 T = TypeVar("T")
 
 
@@ -48,6 +51,7 @@ def _encodings(value: str) -> set[str]:
     out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
     out.add(quote(value, safe=""))
     raw = value.encode()
+    out |= {raw.hex(), raw.hex().upper()}  # od -tx1, xxd -p, printf %x …
     for shift in range(3):
         whole = (shift + len(raw)) // 3 * 4  # the characters that depend on whole groups only
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
@@ -95,12 +99,28 @@ class Masker:
     def _byte_needles(self) -> tuple[bytes, ...]:
         return tuple(n.encode() for n in self._needles)
 
+    @cached_property
+    def _split(self) -> re.Pattern[str] | None:
+        """Every value with a line break allowed between any two of its characters (``fold``,
+        a wrapped log line), longest first; None when no value is long enough."""
+        forms = sorted(self.values, key=len, reverse=True)
+        if not forms:
+            return None
+        return re.compile("|".join(_BREAK.join(map(re.escape, v)) for v in forms))
+
+    @cached_property
+    def _byte_split(self) -> re.Pattern[bytes] | None:
+        split = self._split
+        return None if split is None else re.compile(split.pattern.encode())
+
     def text(self, text: str) -> str:
-        """``text`` with every secret (in any form it knows) replaced by ``***``, and the
-        pieces of one that a cut mark left at its either side."""
+        """``text`` with every secret (in any form it knows, or split across lines) replaced by
+        ``***``, and the pieces of one that a cut mark left at its either side."""
         for needle in self._needles:
             if needle in text:
                 text = text.replace(needle, MASK)
+        if "\n" in text and self._split is not None:
+            text = self._split.sub(MASK, text)
         if "…" in text and self.values:
             text = self._cut_pieces(text)
         return text
@@ -135,6 +155,8 @@ class Masker:
         for needle in self._byte_needles:
             if needle in data:
                 data = data.replace(needle, mask)
+        if b"\n" in data and self._byte_split is not None:
+            data = self._byte_split.sub(mask, data)
         return data
 
     def record(self, value: T) -> T:
@@ -146,7 +168,10 @@ class Masker:
 
     def _holds(self, value: Any) -> bool:
         flat = json.dumps(value, ensure_ascii=False, default=str)
-        return any(n in flat for n in self._needles)
+        if any(n in flat for n in self._needles):
+            return True
+        lines = flat.replace("\\r", "\r").replace("\\n", "\n")  # as the strings hold them
+        return "\n" in lines and self._split is not None and self._split.search(lines) is not None
 
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from tests.conftest import child_env
+
 # A child process that adds one command which fails the way a bug would, then runs the CLI.
 BUGGY = textwrap.dedent("""
     import sys
@@ -40,3 +42,13 @@ def test_usage_errors_exit_2(omg) -> None:
     assert res.returncode == 2 and "mutually exclusive" in res.stderr
     res = omg("run")  # missing argument: typer's own usage error
     assert res.returncode == 2
+
+
+def test_a_malformed_line_of_omg_inputs_is_named_by_number_never_shown(omg, tmp_path) -> None:
+    """OMG_INPUTS is how a secret input is given; a line missing its = may be all secret."""
+    (tmp_path / "g.yaml").write_text("name: g\nnodes: [{id: a, run: 'true'}]\n")
+    env = {**child_env(), "OMG_INPUTS": "who=x\ndeploy_key: s3cr3t-deploy-key-value\n"}
+    res = omg("run", "g.yaml", "--no-commit", env=env)
+    assert res.returncode == 2, res.stderr
+    assert "OMG_INPUTS line 2 must look like name=value" in res.stderr
+    assert "s3cr3t" not in res.stderr + res.stdout

@@ -61,8 +61,10 @@ def basic(prefix: str) -> str:
         f"Authorization: Basic {basic('oauth2:')}",  # alignment 1
         base64.urlsafe_b64encode(TOKEN.encode()).decode(),
         f"https://api.example.com/?t={quote(TOKEN + '/+', safe='')}",
+        TOKEN.encode().hex(),
+        TOKEN.encode().hex().upper(),
     ],
-    ids=["raw", "basic-0", "basic-2", "basic-1", "urlsafe", "url"],
+    ids=["raw", "basic-0", "basic-2", "basic-1", "urlsafe", "url", "hex", "HEX"],
 )
 def test_every_form_a_tool_prints_is_masked(shown: str) -> None:
     value = TOKEN + "/+" if "?t=" in shown else TOKEN
@@ -70,6 +72,22 @@ def test_every_form_a_tool_prints_is_masked(shown: str) -> None:
     assert MASK in out and out.startswith("before ") and out.endswith(" after")
     for form in (value, quote(value, safe="")):
         assert form not in out
+
+
+@pytest.mark.parametrize(
+    "shown",
+    [
+        "\n".join(TOKEN[i : i + 10] for i in range(0, len(TOKEN), 10)),  # fold -w 10
+        TOKEN[:5] + "\r\n" + TOKEN[5:],
+        TOKEN[:-1] + "\n" + TOKEN[-1],
+    ],
+    ids=["fold", "crlf", "last-char"],
+)
+def test_a_secret_split_across_lines_is_masked(shown: str) -> None:
+    out = Masker.of([TOKEN]).text(f"before\n{shown}\nafter")
+    assert out == f"before\n{MASK}\nafter"
+    assert Masker.of([TOKEN]).data(f"x {shown} y".encode()) == f"x {MASK} y".encode()
+    assert Masker.of([TOKEN]).record({"detail": [f"a {shown}"]}) == {"detail": [f"a {MASK}"]}
 
 
 def test_a_value_with_quotes_is_masked_inside_json_text() -> None:

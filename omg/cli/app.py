@@ -97,12 +97,13 @@ def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
 def _parse_inputs(pairs: list[str]) -> dict[str, str]:
     """``-i`` values after the lines of ``OMG_INPUTS`` (the way to give a secret input: a
     command line is readable by every process on the machine, the environment is not)."""
-    lines = [ln for ln in os.environ.get("OMG_INPUTS", "").splitlines() if ln.strip()]
+    lines = os.environ.get("OMG_INPUTS", "").splitlines()
+    given = [(f"OMG_INPUTS line {n}", ln) for n, ln in enumerate(lines, 1) if ln.strip()]
     out = {}
-    for pair in [*lines, *pairs]:
+    for where, pair in [*given, *((f"input {p!r}", p) for p in pairs)]:
         name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"input {pair!r} must look like name=value")
+        if not sep or not name:  # a line of OMG_INPUTS is not shown: it may hold a secret
+            raise UsageError(f"{where} must look like name=value")
         out[name] = value
     return out
 
@@ -128,6 +129,10 @@ def run(
 
     inputs = _parse_inputs(input or [])
     if dry_run:
+        if run_id is not None:  # refused as the run would refuse it, not silently ignored
+            from omg.state.runid import check_run_id
+
+            check_run_id(run_id)
         _exit(commands.dry_run(path, inputs))
     _exit(
         commands.run(

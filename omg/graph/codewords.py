@@ -154,6 +154,8 @@ def _judge(words: list[str], at: int, out: Use, depth: int) -> None:
         _env(words, at, out, depth)
     elif name == "find":
         _find(words, at, out, depth)
+    elif name == "xargs":
+        _xargs(words, at, out, depth)
     elif name in WRAPPERS:
         opts, skip = WRAPPERS[name]
         _wrap(words, at, out, opts, skip, depth)
@@ -173,6 +175,21 @@ def _other(words: list[str], at: int, name: str, out: Use, depth: int) -> None:
         shell = prog in SHELLS and re.fullmatch(r"-[A-Za-z]*c[A-Za-z]*", words[j + 1])
         if shell or (prog in INTERPRETERS and words[j + 1] in INTERPRETERS[prog][0]):
             _judge(words, j, out, depth + 1)
+
+
+def _xargs(words: list[str], at: int, out: Use, depth: int) -> None:
+    """``xargs`` splices what it reads into its command: with ``-I``/``-i`` into every word
+    holding the replacement string, else after the last — so its stdin is code where that
+    lands in code (``xargs -I{} sh -c 'echo {}'``, ``xargs sh -c``)."""
+    first, seen = _options(words, at, WRAPPERS["xargs"][0])
+    _judge(words, first, out, depth + 1)
+    replace = any(o.startswith(("-I", "-i", "--replace")) for o, _ in seen)
+    prog = _name(words[first]) if first < len(words) else None
+    last_code = prog in SHELLS or prog in INTERPRETERS
+    if (replace and any(i > first for i in out.code)) or (
+        last_code and len(words) > first + 1 and re.fullmatch(r"-[A-Za-z]*[ce]", words[-1])
+    ):
+        out.stdin_code = True
 
 
 def _options(words: list[str], at: int, takes: frozenset[str]) -> tuple[int, list[tuple[str, int]]]:

@@ -4,11 +4,12 @@ names placeholder values travel under. Refused at load, so no leg crashes on the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from omg.graph.findings import Finding
-from omg.graph.model import Graph
+from omg.graph.model import Graph, Node
 from omg.graph.placeholders import VARIABLE
 from omg.graph.yamlpos import Path, Positions, json_path
 
@@ -17,6 +18,11 @@ from omg.graph.yamlpos import Path, Positions, json_path
 MAX_SNAPSHOT_BYTES = 512 * 1024
 #: The most a run's inputs may take together, in the same event.
 MAX_INPUT_BYTES = 256 * 1024
+#: The longest node id or worktree name: each names a file or directory (``<id>.out``) and a
+#: ref component, which a file system caps at 255 bytes.
+MAX_NAME = 100
+#: What git refuses in a branch name (``git check-ref-format``).
+_BAD_REF = re.compile(r"\.\.|@\{|//|[\x00-\x20\x7f~^:?*\[\\]|^[/.-]|[/.]$|\.lock$|/\.|\.lock/")
 
 
 def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[Finding]:
@@ -38,6 +44,10 @@ def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[F
                         node.id,
                     )
                 )
+    for i, node in enumerate(graph.nodes):
+        raw = graph.data["nodes"][i]
+        nested = isinstance(raw, Mapping) and isinstance(raw.get("worktree"), Mapping)
+        out.extend(_names(node, i, nested, file, positions))
     size = snapshot_bytes(graph.data)
     if size > MAX_SNAPSHOT_BYTES:
         path, longest = _longest(graph.data, ())
@@ -54,6 +64,35 @@ def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[F
             )
         )
     return out
+
+
+def _names(
+    node: Node, i: int, nested: bool, file: str, positions: Positions | None
+) -> Iterator[Finding]:
+    """A node id or worktree name too long for a file name, or one git cannot take in a ref."""
+    if len(node.id) > MAX_NAME:
+        why = f"node id is {len(node.id)} characters, more than the {MAX_NAME} a file name holds"
+        yield _at(
+            file, positions, ("nodes", i, "id"), "name-too-long", why + "; shorten it", node.id
+        )
+    wt = node.worktree
+    if wt is None:
+        return
+    at: Path = ("nodes", i, "worktree", "name") if nested else ("nodes", i, "worktree")
+    if len(wt.name) > MAX_NAME or ".." in wt.name or wt.name.endswith((".", ".lock")):
+        yield _at(
+            file, positions, at, "worktree-name",
+            f"worktree name {wt.name[:60]!r} cannot name a git branch (omg/work/<run>/<name>): "
+            f"use at most {MAX_NAME} letters, digits, '.', '_' or '-', with no '..', not "
+            "ending in '.' or '.lock'", node.id,
+        )  # fmt: skip
+    if wt.branch is not None and "{{" not in wt.branch and _BAD_REF.search(wt.branch):
+        yield _at(
+            file, positions, ("nodes", i, "worktree", "branch"), "worktree-branch",
+            f"worktree branch {wt.branch[:60]!r} is not a git branch name (no spaces, '..', "
+            "'~^:?*[\\', '@{', and no '.', '/' or '.lock' at either end of a part); name the "
+            "branch as `git branch` would", node.id,
+        )  # fmt: skip
 
 
 def snapshot_bytes(value: Any) -> int:

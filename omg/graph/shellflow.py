@@ -1,8 +1,10 @@
 """The value flow: where a value goes once a placeholder hands it to a variable.
 
 bash evaluates a variable's value in arithmetic (``$((v))``, ``[[ $v -eq 1 ]]``, ``${a[v]}``,
-``let``), where ``a[$(cmd)]`` runs cmd. So a value assigned to a name that arithmetic reads —
-or passed as ``$1`` … to a function or an ``sh -c`` script that does — is code after all.
+``let``), where ``a[$(cmd)]`` runs cmd; and a ``$name`` expanded where code is read (the
+program to run, ``eval``'s arguments, an ``sh -c`` script) is code outright. So a value
+assigned to such a name — or passed as ``$1`` … to a function, ``set --`` or an ``sh -c``
+script that reads it so — is code after all.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from omg.graph.codeprograms import DECLARE
-from omg.graph.shellrefusals import ARITH_FLOW, POSITIONAL_FLOW
+from omg.graph.shellrefusals import (
+    ARITH_FLOW,
+    CODE_FLOW,
+    POSITIONAL_CODE_FLOW,
+    POSITIONAL_FLOW,
+    READ_FLOW,
+)
 
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
@@ -30,11 +38,14 @@ class Word(Protocol):
 
 @dataclass(frozen=True)
 class Inner:
-    """The script of ``sh -c SCRIPT …``: its text, its arithmetic, its arguments' placeholders."""
+    """The script of ``sh -c SCRIPT …``: its text, its arithmetic, the text of its words read
+    as code, its arguments' placeholders."""
 
     script: str
     arithmetic: list[str]
     ids: list[int]
+    code: tuple[str, ...] = ()
+    runs_stdin: bool = False  # it reads a line (read, mapfile) and runs what it read
 
 
 _POSITIONAL = re.compile(r"\$\{?[1-9@*]")
@@ -53,11 +64,36 @@ class Flow:
         self.functions: set[str] = set()
         self.calls: list[tuple[str, list[int]]] = []  # command name, its arguments' placeholders
         self.inner: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT reads as arithmetic
+        self.reads: list[str] = []  # variables read (read, mapfile) from whatever feeds stdin
+        self.copies: list[tuple[str, str]] = []  # variable ← the text of a word expanding others
+        self.code: list[str] = []  # the text of every word read as code (a program's name, eval …)
+        self.inner_code: list[int] = []  # arguments of sh -c SCRIPT that SCRIPT runs as code
 
-    def assign(self, word: str, ids: list[int]) -> None:
+    def assign(self, word: str, ids: list[int], raw: str = "") -> None:
         m = _ASSIGN.match(word)
-        if m is not None and ids:
-            self.assigned.append((m.group(0).rstrip("+="), ids))
+        if m is None:
+            return
+        name = m.group(0).rstrip("+=")
+        if ids:
+            self.assigned.append((name, ids))
+        if "$" in raw:
+            self.copies.append((name, raw))
+
+    def _carried(self) -> None:
+        """Follow copies (w=$v, w="x$v", for w in $v): a name assigned another's value holds
+        its placeholders too."""
+        changed = True
+        while changed:
+            changed = False
+            for target, raw in self.copies:
+                for name, ids in list(self.assigned):
+                    if (
+                        name != target
+                        and _expands(raw, name)
+                        and (target, ids) not in self.assigned
+                    ):
+                        self.assigned.append((target, ids))
+                        changed = True
 
     def test(self, words: list[str]) -> None:
         """The operands of [[ … ]]'s arithmetic comparisons."""
@@ -74,16 +110,35 @@ class Flow:
             self.arithmetic.extend(w.raw for w in words[1:])
         elif name in DECLARE:
             for w in words[1:]:
-                self.assign(w.text, w.ids)
+                self.assign(w.text, w.ids, w.raw)
         elif name == "read":
             for w in words[1:]:
                 if not w.text.startswith("-"):
                     self.assigned.append((w.text, fed))
+                    self.reads.append(w.text)
+        elif name in ("mapfile", "readarray"):
+            last = [w.text for w in words[1:] if not w.text.startswith("-")]
+            self.reads.append(last[-1] if last else "MAPFILE")
         self.calls.append((name, args))
-        if inner is not None and inner.ids and _reads_arguments(inner):
-            self.inner.extend(inner.ids)
+        if inner is not None:
+            self.code.extend(inner.code)  # an exported variable reaches the script too
+            if inner.ids and _reads_arguments(inner):
+                self.inner.extend(inner.ids)
+            elif inner.ids and _runs_arguments(inner):
+                self.inner_code.extend(inner.ids)
 
-    def judge(self, refuse: Callable[[int, str], None]) -> None:
+    def runs_what_it_reads(self) -> bool:
+        """Whether a variable read from stdin (or a copy of one) is expanded where code is read."""
+        code = "\n".join(self.code)
+        for name in self.reads:
+            carried = {name} | {t for t, raw in self.copies if _expands(raw, name)}
+            if any(_expands(code, n) for n in carried):
+                return True
+        return False
+
+    def judge(self, refuse: Callable[[int, str], None], total: int) -> None:
+        """Refuse what flows into code; ``total`` placeholders in all."""
+        self._carried()
         text = "\n".join(self.arithmetic)
         for name, ids in self.assigned:
             if name and _mentions(text, name):
@@ -96,6 +151,21 @@ class Flow:
                     refuse(sid, POSITIONAL_FLOW)
         for sid in self.inner:
             refuse(sid, POSITIONAL_FLOW)
+        code = "\n".join(self.code)
+        for name, ids in self.assigned:
+            if name and _expands(code, name):
+                for sid in ids:
+                    refuse(sid, CODE_FLOW.replace("{name}", name))
+        positional = _POSITIONAL.search(code) is not None
+        for name, ids in self.calls:
+            if positional and (name in self.functions or name == "set"):
+                for sid in ids:
+                    refuse(sid, POSITIONAL_CODE_FLOW)
+        for sid in self.inner_code:
+            refuse(sid, POSITIONAL_CODE_FLOW)
+        if self.runs_what_it_reads():  # what read takes in may be any value: refuse them all
+            for sid in range(total):
+                refuse(sid, READ_FLOW.replace("{name}", self.reads[0]))
 
 
 def subscripts(part: str) -> str:
@@ -123,6 +193,23 @@ def _reads_arguments(inner: Inner) -> bool:
         r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)\+?=[^\s;&|]*\$\{?[1-9@*]", inner.script
     )
     return any(_mentions(text, n) for n in names)
+
+
+def _runs_arguments(inner: Inner) -> bool:
+    """Whether an inner script expands an argument ($1 …), or a variable it assigned one to,
+    where code is read."""
+    code = "\n".join(inner.code)
+    if _POSITIONAL.search(code):
+        return True
+    names = re.findall(
+        r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)\+?=[^\s;&|]*\$\{?[1-9@*]", inner.script
+    )
+    return any(_expands(code, n) for n in names)
+
+
+def _expands(text: str, name: str) -> bool:
+    """Whether ``text`` expands $name (${name}, ${name:-…}, ${!name} …)."""
+    return re.search(rf"\$\{{?[#!]?{re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
 
 def _mentions(text: str, name: str) -> bool:

@@ -47,6 +47,7 @@ class Command:
     assigns: list[Word] = field(default_factory=list)
     inputs: list[Word] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
+    dup: bool = False  # reads stdin from another descriptor (<&3)
 
 
 @dataclass

@@ -65,3 +65,18 @@ POSITIONAL_FLOW = (
     "there (a[$(cmd)] runs cmd); compute with a program that reads it as data instead, "
     'e.g. expr "$1" + 1'
 )
+CODE_FLOW = (
+    "is assigned to ${name}, which is then expanded where code is read (the program to run, "
+    "eval, trap, an sh -c script …), so the value would be read as code; pass it as an "
+    'argument instead (sh -c \'… "$1"\' _ "${name}")'
+)
+POSITIONAL_CODE_FLOW = (
+    "is an argument ($1 …) that is then expanded where code is read (the program to run, "
+    "eval, an sh -c script …), so the value would be read as code; pass it as an argument "
+    "of a fixed program instead"
+)
+READ_FLOW = (
+    "may reach ${name} through `read` (a pipe, a here-string or a heredoc feeds it), and ${name} "
+    "is then expanded where code is read, so the value would be read as code; do not run what "
+    "was read — pass it as an argument of a fixed program"
+)

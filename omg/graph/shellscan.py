@@ -53,6 +53,8 @@ _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _INTEGERS = re.compile(
     r"(?:^|[\s;&|(])(?:declare|typeset|local|export|readonly)\s+(?:[-+]\w+\s+)*[-+]\w*[in]"
 )
+_SINGLE = re.compile(r"'[^']*'")
+_PROMPT = re.compile(r"[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9@*])(?:\[[^\]]*\])?@P$")
 _NAME_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -82,6 +84,8 @@ class _Scanner:
         self.integers = _INTEGERS.search(text) is not None
         self.stack: list[Frame] = [CommandList(0)]
         self.flow = Flow()
+        self.fd_fed: list[int] = []  # placeholders of here-strings (heredocs: body_ids)
+        self.dup_code = False  # a shell or interpreter reads its code from another descriptor
         self.pos = 0
 
     # -- the loop ---------------------------------------------------------------
@@ -112,7 +116,10 @@ class _Scanner:
             if isinstance(f, CommandList):
                 self._end_word(f)
                 self._end_command(f)
-        self.flow.judge(self._refuse)
+        if self.dup_code:  # exec 3<<EOF … sh <&3: any heredoc or here-string may be that fd
+            for sid in sorted(self.body_ids) + self.fd_fed:
+                self._refuse(sid, STDIN)
+        self.flow.judge(self._refuse, len(self.spots))
         return self.spots
 
     # -- placeholders -------------------------------------------------------------
@@ -350,6 +357,8 @@ class _Scanner:
             f.state = "cmd" if word == "do" else "for-words"
         elif st == "for-words":
             self.flow.assigned.append((f.loop, w.ids))
+            if "$" in w.raw:
+                self.flow.copies.append((f.loop, w.raw))
         elif st == "case-subject":
             f.state = "case-in"
         elif st == "case-in":
@@ -390,7 +399,7 @@ class _Scanner:
             pass
         elif _ASSIGN.match(w.text) and not f.cmd.words:
             f.cmd.assigns.append(w)
-            self.flow.assign(w.text, w.ids)
+            self.flow.assign(w.text, w.ids, w.raw)
         else:
             f.cmd.words.append(w)
             f.state = "arg"
@@ -403,6 +412,10 @@ class _Scanner:
             f.pending.append(doc)
         elif op in ("<", "<<<", "<>"):
             f.cmd.inputs.append(w)
+            if op == "<<<":
+                self.fd_fed.extend(w.ids)
+        elif op == "<&":
+            f.cmd.dup = True
 
     def _end_command(self, f: CommandList) -> None:
         cmd = f.cmd
@@ -420,9 +433,13 @@ class _Scanner:
                 why = CODE.replace("{what}", what).replace("{fix}", fix)
                 self._refuse_word(cmd.words[idx], why)
             stdin = use.stdin_code
-            self.flow.command(
-                cmd.words, [sid for w in cmd.inputs for sid in w.ids], self._inner(cmd, use.inner)
-            )
+            script = use.inner[0] if use.inner is not None else -1
+            for idx in {0, *use.code}:  # an sh -c script's own text is judged as _inner's
+                raw = cmd.words[idx].raw
+                self.flow.code.append(_SINGLE.sub("", raw) if idx == script else raw)
+            inner = self._inner(cmd, use.inner)
+            self.flow.command(cmd.words, [sid for w in cmd.inputs for sid in w.ids], inner)
+            stdin = stdin or (inner is not None and inner.runs_stdin)  # sh -c 'read l; $l'
             if self.integers and cmd.words[0].text in codewords.DECLARE:
                 for w in cmd.words:
                     self._refuse_word(w, INTEGER)
@@ -435,6 +452,8 @@ class _Scanner:
                 self._refuse_word(w, why)
         pipe.members.append(cmd)
         pipe.every.append(cmd)
+        if stdin and cmd.dup:
+            self.dup_code = True
         if stdin:
             pipe.code = True
             for w in cmd.inputs:
@@ -451,7 +470,9 @@ class _Scanner:
         inner = _Scanner(cmd.words[script].text, [])
         inner.run()
         ids = [sid for w in cmd.words[first:] for sid in w.ids]
-        return Inner(cmd.words[script].text, inner.flow.arithmetic, ids)
+        text = cmd.words[script].text
+        code = tuple(inner.flow.code)
+        return Inner(text, inner.flow.arithmetic, ids, code, inner.flow.runs_what_it_reads())
 
     def _code(self, doc: Heredoc) -> None:
         doc.code = True
@@ -620,6 +641,9 @@ class _Scanner:
             self.stack.pop()
             span = t[f.start : i]
             self.flow.arithmetic.append(subscripts(span) if f.kind == "param" else span)
+            prompt = _PROMPT.match(span) if f.kind == "param" else None
+            if prompt is not None:  # ${v@P}: bash expands $(…) in v's value, as in a prompt
+                self.flow.code.append("${" + prompt.group(1) + "}")
             return end
         if c == "\\":
             if i + 1 in self.tok:

@@ -28,6 +28,8 @@ STATE = "state.json"
 EVENTS = "events.jsonl"
 LOCK = "leg.lock"
 MAX_LINE = 1 << 20
+#: The directories a leg writes payloads into (outputs, failures, feedback, transcripts).
+PAYLOAD_DIRS = ("artifacts", "failed", "feedback", "sessions")
 LockProbe = Literal["free", "held"]
 
 
@@ -465,6 +467,14 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
     Returns that fold — state.json caught up with events a killed leg appended after its last
     snapshot — and the last seq. Any damage is a Damaged naming the file, the line and the fix.
     """
+    for sub in PAYLOAD_DIRS:  # a link would carry omg's writes out of the run directory
+        where = rundir.path / sub
+        if os.path.lexists(where) and (where.is_symlink() or not where.is_dir()):
+            what = "a symbolic link" if where.is_symlink() else "a file"
+            raise Damaged(
+                where, None, f"is {what}, not a directory omg writes in",
+                f"move it aside (omg deletes nothing) and resume, or {events_fix(rundir.path)}",
+            )  # fmt: skip
     snapshot = None
     if os.path.lexists(rundir.state_path):  # absent: the first leg was killed before writing it
         snapshot = Snapshot(rundir.read_state(), rundir.state_path)

@@ -26,6 +26,7 @@ nodes:
 #: Each command, with {id} where the run id goes ("leg" alone takes it from the dispatch input).
 COMMANDS = {
     "run": ["run", "g.yaml", "--run-id", "{id}", "--no-commit"],
+    "run --dry-run": ["run", "g.yaml", "--run-id", "{id}", "--dry-run"],
     "resume": ["resume", "{id}", "--no-commit"],
     "resume --approve": ["resume", "{id}", "--approve", "gate", "--no-commit"],
     "replay": ["replay", "{id}"],

@@ -113,3 +113,20 @@ def test_an_event_past_the_snapshot_is_checked_against_the_event_schema(tmp_path
         load_run(rd)
     assert refused.value.line == len(evs)
     assert refused.value.path == rd.events_path
+
+
+@pytest.mark.parametrize("sub", ["artifacts", "failed", "feedback", "sessions"])
+def test_a_payload_directory_that_is_a_link_or_a_file_is_refused(tmp_path: Path, sub: str) -> None:
+    evs = history(legs=1, per_leg=1)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for make in ("link", "file"):
+        rd = run_dir(tmp_path / make, evs, snapshot_at=len(evs))
+        if make == "link":  # omg would write the node's output through it, out of the run
+            (rd.path / sub).symlink_to(outside)
+        else:
+            (rd.path / sub).write_text("a file where a directory belongs\n")
+        with pytest.raises(Damaged, match="not a directory omg writes in") as refused:
+            load_run(rd)
+        assert refused.value.path == rd.path / sub
+    assert not list(outside.iterdir())
