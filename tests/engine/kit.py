@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,16 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import kit
+
 OmgRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without CI secrets or omg settings, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
-    for name in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY"):
-        env.pop(name, None)
-    env.update(extra)
-    return env
+    return kit.clean_env(**extra)
 
 
 def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:

@@ -70,10 +70,10 @@ def comparable(st: dict[str, Any]) -> dict[str, Any]:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    """A clean environment for omg subprocesses (as tests/conftest.py builds it)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
-    env.update(extra)
-    return env
+    """A clean environment for omg subprocesses (the kit's one scrub: ``kit.clean_env``)."""
+    from kit import clean_env
+
+    return clean_env(**extra)
 
 
 def omg_cmd(*args: str) -> list[str]:
