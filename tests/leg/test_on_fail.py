@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import of, omg_run, started_order, write_graph
+from kit import of, omg_run, started_order, write_graph
 
 
 def test_halt_stops_launching_and_lets_in_flight_nodes_finish(

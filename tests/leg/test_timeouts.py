@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .kit import of, omg_run, write_graph
+from kit import of, omg_run, write_graph
 
 
 def _alive(pid: int) -> bool:
