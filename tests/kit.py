@@ -8,6 +8,8 @@ What only a process shows (exit codes, signals, output) stays with the real-CLI 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -115,6 +117,38 @@ class Run:
         return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
 
 
+def omg_in_process(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `omg` console entry point run in this process, from ``cwd``, with ``env`` as its whole
+    environment for the call (restored after), its output captured: what the real CLI would
+    exit with and print, without an interpreter's start-up."""
+    from omg.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_argv, saved_env = sys.argv, dict(os.environ)
+    sys.argv = ["omg", *args]
+    os.environ.clear()
+    os.environ.update(clean_env() if env is None else env)
+    code: int = 0
+    try:
+        with (
+            contextlib.chdir(cwd),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            main()
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            err.write(exc.code + "\n")
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["omg", *args], code, out.getvalue(), err.getvalue())
+
+
 def omg_run(
     omg: OmgRunner,
     graph: Path,
@@ -122,22 +156,22 @@ def omg_run(
     run_id: str = "r1",
     env: dict[str, str] | None = None,
     timeout: float = 120,
+    process: bool = False,
 ) -> Run:
-    """`omg run GRAPH --no-commit --runs-dir <dir>/runs --run-id ID ARGS…` in the graph's dir."""
+    """`omg run GRAPH --no-commit --runs-dir <dir>/runs --run-id ID ARGS…` in the graph's dir.
+
+    In this process (``omg_in_process``) unless ``process`` asks for the real CLI in a process
+    of its own (``omg``, with ``timeout``), or ``env`` holds secrets: then the CLI's first act
+    is to re-execute itself without them (omg.cli.scrub), which only a process of its own may do.
+    """
+    from omg.cli.scrub import holds_secrets
+
     runs = graph.parent / "runs"
-    proc = omg(
-        "run",
-        str(graph),
-        "--no-commit",
-        "--runs-dir",
-        str(runs),
-        "--run-id",
-        run_id,
-        *args,
-        cwd=graph.parent,
-        env=env,
-        timeout=timeout,
-    )
+    argv = ("run", str(graph), "--no-commit", "--runs-dir", str(runs), "--run-id", run_id, *args)
+    if process or holds_secrets(clean_env() if env is None else env):
+        proc = omg(*argv, cwd=graph.parent, env=env, timeout=timeout)
+    else:
+        proc = omg_in_process(*argv, cwd=graph.parent, env=env)
     return Run(proc, runs / run_id)
 
 
