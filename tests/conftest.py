@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -52,10 +51,10 @@ def run_dir_check() -> Callable[[Path], dict]:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    """A clean environment for omg subprocesses (no CI secrets leaking into tests)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
-    env.update(extra)
-    return env
+    """A clean environment for omg subprocesses (the kit's one scrub: ``kit.clean_env``)."""
+    from kit import clean_env
+
+    return clean_env(**extra)
 
 
 OmgRunner = Callable[..., subprocess.CompletedProcess[str]]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from kit import clean_env
 
 GRAPH = """\
 name: fanout
@@ -22,9 +23,8 @@ nodes:
 
 
 def omg(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
     return subprocess.run(
-        [sys.executable, "-m", "omg", *args], cwd=cwd, env={**clean, **env},
+        [sys.executable, "-m", "omg", *args], cwd=cwd, env=clean_env(**env),
         capture_output=True, text=True,
     )  # fmt: skip
 

@@ -4,12 +4,12 @@ assertions) that ends with its table and, for the scripts that promise one, its 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from kit import clean_env
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 #: script → (its smoke arguments, whether it ends with the machine-readable JSON line)
@@ -37,7 +37,7 @@ def test_every_script_in_bench_has_a_smoke() -> None:
 @pytest.mark.parametrize("script", sorted(SMOKES))
 def test_the_benchmark_runs(script: str, tmp_path: Path) -> None:
     args, promises_json = SMOKES[script]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
+    env = clean_env()
     res = subprocess.run(
         [sys.executable, str(BENCH / script), *args],
         capture_output=True,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from kit import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / "node_modules" / ".bin" / "claude"
@@ -45,11 +46,7 @@ def git_repo(path: Path) -> Path:
 
 def cli_env(claude_bin: str, home: Path, **extra: str) -> dict[str, str]:
     """A clean environment: no credentials of this machine, a HOME of the test's own."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("GITHUB_", "OMG_", "ANTHROPIC_", "CLAUDE_"))
-    }
+    env = clean_env()
     home.mkdir(parents=True, exist_ok=True)
     env.update({"HOME": str(home), "OMG_CLAUDE_BIN": claude_bin, **extra})
     return env

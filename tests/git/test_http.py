@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import (
+from githttp import GitHttpServer
+from gitkit import (
     TOKEN,
-    GitHttpServer,
     UserCheckout,
     all_bytes_under,
     commit_files,

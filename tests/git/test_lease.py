@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import UserCheckout, clone, git, make_run_dir, runner
+from gitkit import UserCheckout, clone, git, make_run_dir, runner
 
 from omg.errors import GitError, MovedOn
 from omg.git import RunRepo

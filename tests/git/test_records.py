@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import UserCheckout, ci_checkout, make_run_dir, runner
+from gitkit import UserCheckout, ci_checkout, make_run_dir, runner
 
 from omg.errors import GitError
 from omg.git import RunRepo

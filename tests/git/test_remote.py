@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import UserCheckout, ci_checkout, clone, git, make_run_dir, runner, tree_files
+from gitkit import UserCheckout, ci_checkout, clone, git, make_run_dir, runner, tree_files
 
 from omg.errors import GitError
 from omg.git import RunRepo

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import SIG, UserCheckout, make_repo, make_run_dir, tree_files
+from gitkit import SIG, UserCheckout, make_repo, make_run_dir, tree_files
 
 from omg.errors import GitError
 from omg.git import RunRepo, open_repo

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import UserCheckout, ci_checkout, git, make_run_dir, tree_files
+from gitkit import UserCheckout, ci_checkout, git, make_run_dir, tree_files
 
 from omg.errors import GitError
 from omg.git import Checkout, RunRepo, open_repo

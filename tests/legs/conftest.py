@@ -61,18 +61,32 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    """The real CLI; `run` and `resume` get --no-commit (git is another test suite's business)."""
+    """The CLI; `run` and `resume` get --no-commit (git is another test suite's business).
+
+    In this process (``kit.omg_in_process``) unless ``process=True`` asks for the real CLI in a
+    process of its own, or ``env`` holds secrets (the CLI re-executes itself without them)."""
 
     def call(
-        *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+        process: bool = False,
     ) -> subprocess.CompletedProcess[str]:
+        from kit import omg_in_process
+
+        from omg.cli.scrub import holds_secrets
+
         argv = list(args)
         if argv and argv[0] in ("run", "resume"):
             argv.append("--no-commit")
+        environ = env or child_env()
+        if not process and not holds_secrets(environ):
+            return omg_in_process(*argv, cwd=cwd or tmp_path, env=environ)
         return subprocess.run(
             omg_cmd(*argv),
             cwd=cwd or tmp_path,
-            env=env or child_env(),
+            env=environ,
             capture_output=True,
             text=True,
             timeout=timeout,

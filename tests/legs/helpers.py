@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import signal
@@ -70,10 +69,10 @@ def comparable(st: dict[str, Any]) -> dict[str, Any]:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    """A clean environment for omg subprocesses (as tests/conftest.py builds it)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OMG_"))}
-    env.update(extra)
-    return env
+    """A clean environment for omg subprocesses (the kit's one scrub: ``kit.clean_env``)."""
+    from kit import clean_env
+
+    return clean_env(**extra)
 
 
 def omg_cmd(*args: str) -> list[str]:
@@ -117,25 +116,13 @@ class Ran:
 
 
 def omg_here(cwd: Path, *argv: str) -> Ran:
-    """The real `omg` entry point, run in this process from ``cwd`` (fast, and ``argv`` may hold
-    what no OS command line can, such as NUL)."""
-    from omg.cli import main
+    """The `omg` entry point, run in this process from ``cwd`` with this process's environment
+    (``kit.omg_in_process``): fast, and ``argv`` may hold what no OS command line can, such as
+    NUL."""
+    from kit import omg_in_process
 
-    out, err = io.StringIO(), io.StringIO()
-    saved, sys.argv = sys.argv, ["omg", *argv]
-    code = 0
-    try:
-        with (
-            contextlib.chdir(cwd),
-            contextlib.redirect_stdout(out),
-            contextlib.redirect_stderr(err),
-        ):
-            main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    finally:
-        sys.argv = saved
-    return Ran(code, out.getvalue(), err.getvalue())
+    done = omg_in_process(*argv, cwd=cwd, env=dict(os.environ))
+    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 def tree(root: Path) -> dict[str, bytes | str]:

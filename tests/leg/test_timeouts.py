@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .kit import of, omg_run, write_graph
+from kit import of, omg_run, write_graph
 
 
 def _alive(pid: int) -> bool:
@@ -29,7 +29,7 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path: Path, omg, run_dir_ch
     """,
     )
     t0 = time.monotonic()
-    r = omg_run(omg, g)
+    r = omg_run(omg, g, process=True)
     wall = time.monotonic() - t0
     assert r.code == 1, r.explain()
     assert wall < 10, wall

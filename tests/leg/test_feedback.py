@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .kit import ScriptedClaude, of, omg_run, write_graph
+from kit import ScriptedClaude, of, omg_run, write_graph
 
 CONVERGING = """
     name: loop

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import omg_run, write_graph
+from kit import omg_run, write_graph
 
 GRAPH = """
     name: plan

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pygit2
-
-from .kit import events, of, omg_run, started_order, write_graph
+from kit import events, of, omg_run, started_order, write_graph
 
 
 def test_a_chain_passes_and_records_everything(tmp_path: Path, omg, run_dir_check) -> None:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from kit import omg_run, write_graph
 
 from omg.errors import InputError, StateError
 from omg.graph.limits import MAX_INPUT_BYTES, MAX_SNAPSHOT_BYTES
@@ -18,8 +19,6 @@ from omg.leg.judge import Judgment, judge
 from omg.runners import Output
 from omg.runners.process import spawn
 from omg.state.store import MAX_LINE, RunDir
-
-from .kit import omg_run, write_graph
 
 CATASTROPHIC = "^(a+)+$"
 SLOW_REPLY = "a" * 40 + "b"  # 2^40 backtracking steps: never finishes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import of, omg_run, started_order, write_graph
+from kit import of, omg_run, started_order, write_graph
 
 
 def test_halt_stops_launching_and_lets_in_flight_nodes_finish(
@@ -67,7 +67,7 @@ def test_continue_prunes_the_failed_subtree_and_runs_the_rest(
             run: echo other-child
     """,
     )
-    r = omg_run(omg, g)
+    r = omg_run(omg, g, process=True)  # the exit code and summary a process shows
     assert r.code == 1, r.explain()
     state = run_dir_check(r.dir)
     evs = r.events()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import ScriptedClaude, clean_env, omg_run, write_graph
+from kit import ScriptedClaude, clean_env, omg_run, write_graph
 
 SECRETS = {
     "GITHUB_TOKEN": "ghs_secret_github",

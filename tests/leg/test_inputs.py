@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .kit import omg_run, write_graph
+from kit import omg_run, write_graph
 
 GRAPH = """
     name: greet
@@ -75,7 +74,7 @@ def test_a_list_of_inputs_are_all_required(tmp_path: Path, omg) -> None:
 
 def test_a_malformed_input_is_a_usage_error(tmp_path: Path, omg) -> None:
     g = write_graph(tmp_path, GRAPH)
-    r = omg_run(omg, g, "-i", "task")
+    r = omg_run(omg, g, "-i", "task", process=True)
     assert r.code == 2, r.explain()
     assert "name=value" in r.err
     assert not (tmp_path / "runs").exists()

@@ -1,12 +1,11 @@
-"""Fixtures for the end-to-end engine tests."""
+"""Fixtures for the one-leg tests."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from .kit import ScriptedClaude
+from kit import ScriptedClaude
 
 
 @pytest.fixture

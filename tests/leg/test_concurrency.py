@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from .kit import omg_run, write_graph
+from kit import omg_run, write_graph
 
 TWO_SLEEPS = """
     name: sleepers

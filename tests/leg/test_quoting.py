@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
+from kit import omg_run, write_graph
 
 from omg.graph.model import Node
 from omg.graph.placeholders import render_shell, shell_spots
 from omg.runners import Invocation
 from omg.runners.process import spawn
 from omg.runners.shell import ShellRunner
-
-from .kit import omg_run, write_graph
 
 HOSTILE = {
     "semi": "a; touch pwned-semi",

@@ -6,8 +6,7 @@ import shutil
 from pathlib import Path
 
 import pygit2
-
-from .kit import ScriptedClaude, of, omg_run
+from kit import ScriptedClaude, of, omg_run
 
 GRAPHS = Path(__file__).resolve().parents[2] / "graphs"
 SIG = pygit2.Signature("Test User", "test@example.com")

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import ScriptedClaude, of, omg_run, write_graph
 
 from omg.graph.load import load_graph
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, start_run
 from omg.runners.process import ProcResult, spawn
-
-from .kit import ScriptedClaude, of, omg_run, write_graph
 
 
 class RecordingSpawn:

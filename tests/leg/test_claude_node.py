@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from .kit import ScriptedClaude, clean_env, of, omg_run, write_graph
+from kit import ScriptedClaude, clean_env, of, omg_run, write_graph
 
 
 def _flag(argv: list[str], flag: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Fixtures for the runtime tests: a stub claude executable, invocations, a recording spawner."""
+"""Fixtures for the runner tests: a stub claude executable, invocations, a recording spawner."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .kit import omg_run, write_graph
+from kit import omg_run, write_graph
 
 VERIFY = "touch verify-ran; test -f good"
 

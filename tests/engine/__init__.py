@@ -1,1 +1,0 @@
-"""End-to-end tests of the engine: real graphs through the real CLI."""

@@ -1,0 +1,412 @@
+"""The test kit: one scrubbed environment, a graph run in this process, one fake runner, and
+the real CLI (`omg run`) with a scripted claude for what only a process shows.
+
+``run_graph`` and ``resume_graph`` call ``start_run`` / ``resume_run`` (omg.leg.start) the way
+the CLI does, minus the process: no interpreter start-up, no argument parsing, no printing.
+What only a process shows (exit codes, signals, output) stays with the real-CLI tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omg.errors import OmgError
+from omg.leg.decisions import Decision
+from omg.leg.loop import LegOptions
+from omg.leg.start import Environment, LegEnd, resume_run, start_run
+from omg.mask import Masker
+from omg.runners import Invocation, Output, Runner
+from omg.runners.process import Spawner
+
+#: Variables no test child may inherit: CI settings, omg's own, and every model credential.
+SCRUBBED_PREFIXES = ("GITHUB_", "OMG_", "RUNNER_", "ANTHROPIC_", "CLAUDE_")
+SCRUBBED_NAMES = ("OPENAI_API_KEY", "CI")
+
+
+def clean_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """``base`` (this process's environment) without CI settings, omg settings or model
+    credentials, plus ``extra``: the one environment every omg child of a test starts from."""
+    source = os.environ if base is None else base
+    env = {
+        k: v
+        for k, v in source.items()
+        if not k.startswith(SCRUBBED_PREFIXES) and k not in SCRUBBED_NAMES
+    }
+    env.update(extra)
+    return env
+
+
+def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:
+    """Write a graph file (dedented) and return its path."""
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def read_events(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def of(
+    evs: Sequence[dict[str, Any]], event: str, node_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The events of one type, optionally about one node, in file order."""
+    return [
+        e for e in evs if e["event"] == event and (node_id is None or e.get("node_id") == node_id)
+    ]
+
+
+# -- the real CLI, in a process of its own ---------------------------------------------
+
+OmgRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def events(run_dir: Path) -> list[dict[str, Any]]:
+    return read_events(run_dir)
+
+
+def started_order(evs: Sequence[dict[str, Any]]) -> list[str]:
+    return [e["node_id"] for e in of(evs, "node_started")]
+
+
+@dataclass
+class Run:
+    """A finished `omg run`: the process and its run directory."""
+
+    proc: subprocess.CompletedProcess[str]
+    dir: Path
+
+    @property
+    def code(self) -> int:
+        return self.proc.returncode
+
+    @property
+    def out(self) -> str:
+        return self.proc.stdout
+
+    @property
+    def err(self) -> str:
+        return self.proc.stderr
+
+    def events(self) -> list[dict[str, Any]]:
+        return events(self.dir)
+
+    def state(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads((self.dir / "state.json").read_text())
+        return loaded
+
+    def artifact(self, node_id: str) -> str:
+        return (self.dir / "artifacts" / f"{node_id}.out").read_text()
+
+    def explain(self) -> str:
+        return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
+
+
+def omg_in_process(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `omg` console entry point run in this process, from ``cwd``, with ``env`` as its whole
+    environment for the call (restored after), its output captured: what the real CLI would
+    exit with and print, without an interpreter's start-up."""
+    from omg.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_argv, saved_env = sys.argv, dict(os.environ)
+    sys.argv = ["omg", *args]
+    os.environ.clear()
+    os.environ.update(clean_env() if env is None else env)
+    code: int = 0
+    try:
+        with (
+            contextlib.chdir(cwd),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            main()
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            err.write(exc.code + "\n")
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["omg", *args], code, out.getvalue(), err.getvalue())
+
+
+def omg_run(
+    omg: OmgRunner,
+    graph: Path,
+    *args: str,
+    run_id: str = "r1",
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    process: bool = False,
+) -> Run:
+    """`omg run GRAPH --no-commit --runs-dir <dir>/runs --run-id ID ARGS…` in the graph's dir.
+
+    In this process (``omg_in_process``) unless ``process`` asks for the real CLI in a process
+    of its own (``omg``, with ``timeout``), or ``env`` holds secrets: then the CLI's first act
+    is to re-execute itself without them (omg.cli.scrub), which only a process of its own may do.
+    """
+    from omg.cli.scrub import holds_secrets
+
+    runs = graph.parent / "runs"
+    argv = ("run", str(graph), "--no-commit", "--runs-dir", str(runs), "--run-id", run_id, *args)
+    if process or holds_secrets(clean_env() if env is None else env):
+        proc = omg(*argv, cwd=graph.parent, env=env, timeout=timeout)
+    else:
+        proc = omg_in_process(*argv, cwd=graph.parent, env=env)
+    return Run(proc, runs / run_id)
+
+
+# -- a scripted stand-in for the claude CLI ---------------------------------------------------
+
+STUB = '''\
+#!{python}
+"""A scripted claude: pops the next reply from replies.json, records what it was given."""
+import json, os, sys, time
+from pathlib import Path
+
+here = Path({here!r})
+argv = sys.argv[1:]
+if argv == ["--version"]:
+    print("{version} (Claude Code stand-in)")
+    sys.exit(0)
+calls = here / "calls.jsonl"
+n = sum(1 for _ in calls.open()) if calls.exists() else 0
+prompt = sys.stdin.read()  # omg hands claude the prompt on stdin
+with calls.open("a") as fh:
+    fh.write(json.dumps({{"argv": argv, "prompt": prompt, "cwd": os.getcwd(),
+                         "env": dict(os.environ)}}) + "\\n")
+replies = json.loads((here / "replies.json").read_text())
+reply = replies[min(n, len(replies) - 1)]
+if reply.get("sleep"):
+    time.sleep(reply["sleep"])
+for name, text in reply.get("write", {{}}).items():  # an "edit" in the node's cwd
+    Path(name).write_text(text)
+sid = argv[argv.index("--session-id") + 1] if "--session-id" in argv else (
+    argv[argv.index("--resume") + 1] if "--resume" in argv else "no-session")
+# like the real CLI, a resumed (or forked) session reports the whole session's cost
+books = here / "sessions.json"
+spent = json.loads(books.read_text()) if books.exists() else {{}}
+parent = argv[argv.index("--resume") + 1] if "--resume" in argv else None
+total = spent.get(parent, 0.0) + reply.get("cost", 0.01)
+spent[sid] = total
+books.write_text(json.dumps(spent))
+envelope = {{
+    "type": "result",
+    "subtype": reply.get("subtype", "success"),
+    "is_error": reply.get("is_error", False),
+    "result": reply.get("result", "DONE"),
+    "session_id": sid,
+    "total_cost_usd": total,
+    "usage": {{"input_tokens": 10, "output_tokens": 5}},
+}}
+print(json.dumps(envelope))
+sys.exit(reply.get("exit", 0))
+'''
+
+
+class ScriptedClaude:
+    """A `claude` executable that answers each call with the next scripted reply.
+
+    A reply is a dict: ``result`` (text), ``cost`` (default 0.01), ``is_error``, ``subtype``,
+    ``exit``, ``sleep``, ``write`` ({file: text} written in its cwd, like an edit). The last
+    reply repeats once the script runs out.
+    """
+
+    def __init__(self, directory: Path, version: str = "2.1.332") -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.bin = self.dir / "claude"
+        self.bin.write_text(STUB.format(python=sys.executable, here=str(self.dir), version=version))
+        self.bin.chmod(0o755)
+        self.replies([{"result": "DONE"}])
+
+    def replies(self, replies: Sequence[dict[str, Any] | str]) -> None:
+        items = [{"result": r} if isinstance(r, str) else dict(r) for r in replies]
+        (self.dir / "replies.json").write_text(json.dumps(items))
+
+    def calls(self) -> list[dict[str, Any]]:
+        path = self.dir / "calls.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def prompts(self) -> list[str]:
+        return [c["prompt"] for c in self.calls()]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """An environment for `omg` that points OMG_CLAUDE_BIN at this stub."""
+        return clean_env(OMG_CLAUDE_BIN=str(self.bin), **extra)
+
+
+# -- the fake runner ------------------------------------------------------------------------
+
+Reply = Output | str | int | Callable[[Invocation], Output]
+
+
+@dataclass
+class FakeRunner:
+    """A runner that answers each execution of a node with its next scripted reply.
+
+    ``replies`` maps a node id to its replies, in order (the last repeats): an ``Output``, a
+    string (the reply text, exit 0), an int (an exit code, no text) or a function of the
+    invocation. A node with no script replies ``DONE``. Every invocation is kept in ``calls``.
+    """
+
+    replies: Mapping[str, Sequence[Reply]] = field(default_factory=dict)
+    cost_usd: float = 0.0
+    calls: list[Invocation] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def argv(self, inv: Invocation) -> list[str]:
+        return ["fake-runner", inv.node.id]
+
+    def run(self, inv: Invocation, spawn: Spawner) -> Output:
+        with self._lock:
+            n = sum(1 for c in self.calls if c.node.id == inv.node.id)
+            self.calls.append(inv)
+        script = list(self.replies.get(inv.node.id, ())) or ["DONE"]
+        reply = script[min(n, len(script) - 1)]
+        if callable(reply):
+            return reply(inv)
+        if isinstance(reply, Output):
+            return reply
+        if isinstance(reply, int):
+            return Output(exit_code=reply, result="", cost_usd=self.cost_usd)
+        return Output(exit_code=0, result=reply, cost_usd=self.cost_usd)
+
+    def texts(self, node_id: str | None = None) -> list[str]:
+        """The rendered prompt (or command) of every call, optionally of one node."""
+        return [c.text for c in self.calls if node_id is None or c.node.id == node_id]
+
+
+# -- a graph run in this process ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One leg run in process: how it ended, or the OmgError it was refused with."""
+
+    dir: Path
+    end: LegEnd | None
+    error: OmgError | None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def outcome(self) -> str | None:
+        """The leg's outcome (None: refused, or nothing to do)."""
+        if self.end is None or self.end.result is None:
+            return None
+        return self.end.result.outcome
+
+    def events(self) -> list[dict[str, Any]]:
+        return read_events(self.dir)
+
+    def state(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads((self.dir / "state.json").read_text())
+        return loaded
+
+    def artifact(self, node_id: str) -> str:
+        return (self.dir / "artifacts" / f"{node_id}.out").read_text()
+
+    def verdicts(self) -> dict[str, str]:
+        return {nid: rec["verdict"] for nid, rec in self.state()["nodes"].items()}
+
+
+def _environment(
+    root: Path,
+    runners: Mapping[str, Runner] | None,
+    parent_env: Mapping[str, str] | None,
+    inputs: Mapping[str, str] | None,
+    warnings: list[str],
+) -> Environment:
+    env = clean_env() if parent_env is None else dict(parent_env)
+    return Environment(
+        runs_dir=root / "runs",
+        root=root,
+        parent_env=env,
+        runners=None if runners is None else _with_shell(runners),
+        warn=warnings.append,
+        mask=Masker.from_env(env),
+        inputs=dict(inputs or {}),
+    )
+
+
+def _with_shell(runners: Mapping[str, Runner]) -> dict[str, Runner]:
+    from omg.runners import default_runners
+
+    return {**default_runners(), **runners}
+
+
+def run_graph(
+    root: Path,
+    yaml: str,
+    *,
+    runners: Mapping[str, Runner] | None = None,
+    inputs: Mapping[str, str] | None = None,
+    run_id: str = "r1",
+    concurrency: int | None = None,
+    max_minutes: float | None = None,
+    max_nodes: int | None = None,
+    parent_env: Mapping[str, str] | None = None,
+) -> Ran:
+    """Write ``yaml`` to ``root``/graph.yaml and run its first leg in this process, as
+    `omg run --no-commit --runs-dir root/runs --run-id RUN_ID` would; ``runners`` replace the
+    default ones by kind (``{"claude": FakeRunner(...)}``); shell nodes run for real."""
+    from omg.graph.load import load_graph
+
+    warnings: list[str] = []
+    path = write_graph(root, yaml)
+    env = _environment(root, runners, parent_env, inputs, warnings)
+    try:
+        graph = load_graph(path)
+        opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+        end = start_run(graph, path, dict(inputs or {}), env, opts, run_id=run_id)
+    except OmgError as exc:
+        return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
+    return Ran(env.runs_dir / run_id, end, None, tuple(warnings))
+
+
+def resume_graph(
+    root: Path,
+    run_id: str = "r1",
+    *,
+    runners: Mapping[str, Runner] | None = None,
+    inputs: Mapping[str, str] | None = None,
+    retry_failed: bool = False,
+    decision: Decision | None = None,
+    concurrency: int | None = None,
+    max_minutes: float | None = None,
+    max_nodes: int | None = None,
+    parent_env: Mapping[str, str] | None = None,
+) -> Ran:
+    """The next leg of a run ``run_graph`` started under ``root``, as `omg resume` would."""
+    warnings: list[str] = []
+    env = _environment(root, runners, parent_env, inputs, warnings)
+
+    def options(graph: Any) -> LegOptions:
+        return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+
+    try:
+        end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
+    except OmgError as exc:
+        return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
+    return Ran(env.runs_dir / run_id, end, None, tuple(warnings))
