@@ -28,6 +28,8 @@ from omg.leg.start import Environment, LegEnd, resume_run, start_run
 from omg.mask import Masker
 from omg.runners import Invocation, Output, Runner
 from omg.runners.process import Spawner
+from omg.runners.shell import ShellRunner
+from omg.spend import Spend
 
 #: Variables no test child may inherit: CI settings, omg's own, and every model credential.
 SCRUBBED_PREFIXES = ("GITHUB_", "OMG_", "RUNNER_", "ANTHROPIC_", "CLAUDE_")
@@ -263,7 +265,7 @@ Reply = Output | str | int | Callable[[Invocation], Output]
 
 
 @dataclass
-class FakeRunner:
+class FakeRunner(ShellRunner):
     """A runner that answers each execution of a node with its next scripted reply.
 
     ``replies`` maps a node id to its replies, in order (the last repeats): an ``Output``, a
@@ -290,8 +292,8 @@ class FakeRunner:
         if isinstance(reply, Output):
             return reply
         if isinstance(reply, int):
-            return Output(exit_code=reply, result="", cost_usd=self.cost_usd)
-        return Output(exit_code=0, result=reply, cost_usd=self.cost_usd)
+            return Output(exit_code=reply, result="", spend=Spend(self.cost_usd))
+        return Output(exit_code=0, result=reply, spend=Spend(self.cost_usd))
 
     def texts(self, node_id: str | None = None) -> list[str]:
         """The rendered prompt (or command) of every call, optionally of one node."""

@@ -225,7 +225,7 @@ def test_a_pattern_that_never_ends_is_unjudged_not_a_hang(tmp_path: Path) -> Non
         spawn=spawn,
         match_timeout_s=0.5,
     )
-    assert (j.passed, j.cause, j.judged) == (False, "run_error", False)
+    assert (j.passed, j.cause, j.judged) == (False, "match_timeout", False)
 
 
 def test_verify_values_reach_the_shell_as_variables_never_code(tmp_path: Path) -> None:
