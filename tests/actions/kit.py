@@ -12,6 +12,7 @@ import base64
 import copy
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -25,7 +26,10 @@ from githttp import GitHttpServer
 from .stand_in import REPO, StandIn
 
 PAYLOADS = Path(__file__).parent / "payloads"
-TOKEN = "ghs_simulatedWorkflowToken0123456789"  # a fake; tests prove it never leaks
+#: A fake job token, fresh in every test process: tests prove it never leaks, and a search of
+#: every process's command line must not find a parallel worker's checkout, which carries its
+#: own token (as actions/checkout does) in a `git -c http.extraHeader=…` of its own.
+TOKEN = f"ghs_simulated{secrets.token_hex(12)}"
 SIG = pygit2.Signature("Codertocat", "codertocat@example.com")
 WORKFLOW = "omg-review.yml"
 RESUME = "omg-resume.yml"
