@@ -27,11 +27,10 @@ from omg.github.markdown import code
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
-from omg.leg.run import Run, open_run
+from omg.leg.run import Run, open_run, pr_run_id
 from omg.state import State
 from omg.state.events import EventFields
 from omg.state.records import PullRequestRecord
-from omg.state.runid import MAX_RUN_ID, slug
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
@@ -40,14 +39,6 @@ if TYPE_CHECKING:
 
 #: How often a comment's decision is judged again after another leg moved the run first.
 RACE_TRIES = 3
-
-
-def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
-    """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads
-    (a long graph name is cut to keep the id within a run id's length)."""
-    head = head_sha[:7]
-    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"pr-{number}--{head}"))
-    return f"pr-{number}-{name}-{head}"
 
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
