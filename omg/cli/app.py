@@ -319,9 +319,10 @@ def leg_command(
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
     from omg.cli import leg as job
+    from omg.cli.job import LegArgs
 
     inputs = _parse_inputs(input or [])
-    args = job.LegArgs(
+    args = LegArgs(
         graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
     )  # fmt: skip

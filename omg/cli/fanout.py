@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from omg.cli import exits
-from omg.cli.leg import Job, LegArgs
+from omg.cli.job import CiJob, LegArgs
 from omg.cli.leg_report import say
 from omg.cli.report import Situation
 from omg.errors import MovedOn, StateError, UsageError
@@ -14,11 +14,10 @@ from omg.github import outputs
 from omg.github.env import actions
 from omg.github.event import Dispatch, read_trigger
 from omg.github.markdown import cell, code
-from omg.graph.load import graph_from_snapshot
+from omg.leg.run import open_run
 from omg.leg.start import LegEnd
 from omg.schedule import statuses
 from omg.state import State
-from omg.state.store import RunDir
 
 
 def fanout(args: LegArgs, environ: Mapping[str, str]) -> int:
@@ -28,7 +27,7 @@ def fanout(args: LegArgs, environ: Mapping[str, str]) -> int:
     return FanoutJob(actions(environ), args, environ).handle()
 
 
-class FanoutJob(Job):
+class FanoutJob(CiJob):
     """One job of an `omg-fanout` workflow run: a matrix entry, or the fold after them."""
 
     held = ""  # why the next wave is not dispatched although work is left
@@ -102,14 +101,14 @@ class FanoutJob(Job):
                 f"{head[:12]})",
                 quiet=False,
             )
-        state = RunDir(self.runs_dir / rid).read_state()
+        run = open_run(self.runs_dir, rid)
+        state = run.state
         number = state.get("pull_request", {}).get("number")
         if state["paused_at"]:
             self.notes.append(f"run {rid} waits at gate {state['paused_at']}")
             return self.report_only(rid, number)
-        graph = graph_from_snapshot(state["graph"], state["graph_source"])
         wave = gather(
-            repo, self.args.push, graph, state, head, max_jobs=self.args.max_jobs, warn=say
+            repo, self.args.push, run.graph, state, head, max_jobs=self.args.max_jobs, warn=say
         )
         try:
             end = fold_wave(rid, env, wave, self.stamp())

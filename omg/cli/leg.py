@@ -10,71 +10,35 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from omg.cli.leg_report import Reporting, leg_elsewhere, say
+from omg.cli.job import CiJob, LegArgs, Lost
+from omg.cli.leg_report import leg_elsewhere, say
 from omg.cli.report import answer
 from omg.errors import MovedOn, RunFailed, StateError, UsageError
 from omg.github.access import refusal
-from omg.github.client import GitHub
 from omg.github.command import Command, Malformed, parse
-from omg.github.env import Actions, actions, git_tokens
+from omg.github.env import actions
 from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_trigger
 from omg.github.markdown import code
-from omg.graph.findings import Finding
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
-from omg.leg.jobruns import JobRuns
-from omg.leg.loop import LegOptions
-from omg.mask import Masker
+from omg.leg.run import Run, open_run, pr_run_id
 from omg.state import State
-from omg.state.events import EventFields, EventKind
-from omg.state.records import CiRun, PullRequestRecord
-from omg.state.runid import MAX_RUN_ID, slug
+from omg.state.events import EventFields
+from omg.state.records import PullRequestRecord
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
-    from omg.leg.start import Environment, LegEnd
-
-
-@dataclass(frozen=True)
-class LegArgs:
-    graph: Path | None
-    run_id: str | None
-    max_minutes: float | None
-    max_nodes: int | None
-    push: str
-    runs_dir: Path
-    inputs: Mapping[str, str]
-    dispatch_workflow: str | None = None
-    node: str | None = None  # a fan-out matrix job: run this entry of the wave
-    fold: bool = False  # the job after the matrix: fold the wave's records in
-    base: str | None = None  # the run-branch commit the wave was planned at
-    max_jobs: int | None = None  # the plan's --max-jobs (the fold re-plans with it)
+    from omg.leg.start import LegEnd
 
 
 #: How often a comment's decision is judged again after another leg moved the run first.
 RACE_TRIES = 3
-
-R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Lost:
-    """A try that lost its race: another leg advanced the run first."""
-
-
-def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
-    """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads
-    (a long graph name is cut to keep the id within a run id's length)."""
-    head = head_sha[:7]
-    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"pr-{number}--{head}"))
-    return f"pr-{number}-{name}-{head}"
 
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
@@ -82,22 +46,8 @@ def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
     return Job(gh, args, environ).handle()
 
 
-class Job(Reporting):
+class Job(CiJob):
     """One `omg leg` process: the event, the runs it touches, and what it tells GitHub."""
-
-    def __init__(self, gh: Actions, args: LegArgs, environ: Mapping[str, str]) -> None:
-        self.gh = gh
-        self.args = args
-        self.runs_dir = args.runs_dir
-        self.dispatch_workflow = args.dispatch_workflow
-        self.environ = environ
-        self.api = GitHub(
-            gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
-        )
-        self.runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
-        self.findings: list[Finding] = []
-        self.notes: list[str] = []
-        self.default_branch = ""
 
     # -- dispatch on the event -----------------------------------------------------------
 
@@ -130,14 +80,14 @@ class Job(Reporting):
             self.supersede(pr_run_id(t.number, graph.name, t.before), t.head_sha)
         exists = self.fetch(rid)
         if exists:
-            state = RunDir(self.args.runs_dir / rid).read_state()
-            judged = state.get("pull_request", {}).get("head_sha")
+            run = open_run(self.args.runs_dir, rid)
+            judged = run.state.get("pull_request", {}).get("head_sha")
             if judged and judged != t.head_sha:
                 raise StateError(
                     f"run {rid!r} judges head {judged[:12]}, but PR #{t.number} is at "
                     f"{t.head_sha[:12]}; leave --run-id unset so each head gets its own run"
                 )
-            end = self.resume(rid)
+            end = self.resume(rid, run=run)
         else:
             end = self.start(
                 graph, source, rid, PullRequestRecord(number=t.number, head_sha=t.head_sha)
@@ -180,7 +130,8 @@ class Job(Reporting):
 
         rundir = RunDir(self.args.runs_dir / rid)
         for _ in range(RACE_TRIES):  # a decision that lost a race is judged again, not dropped
-            state = rundir.read_state()
+            run = open_run(self.args.runs_dir, rid)
+            state = run.state
             verdict = admit(
                 state,
                 cmd,
@@ -198,11 +149,11 @@ class Job(Reporting):
                 return self.report_only(rid, t.number)
             again = f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again"
             if isinstance(verdict, AlreadyApplied):
-                act = partial(self.resume, rid, quiet_if_paused=True)
+                act = partial(self.resume, rid, run=run, quiet_if_paused=True)
             elif verdict.decision is None:
-                act = partial(self.resume, rid, retry_failed=True, contest=True)
+                act = partial(self.resume, rid, run=run, retry_failed=True, contest=True)
             else:
-                act = partial(self.resume, rid, decision=verdict.decision, contest=True)
+                act = partial(self.resume, rid, run=run, decision=verdict.decision, contest=True)
             done = self.settle(rid, partial(self.run_and_finish, act, t.number), again)
             if not isinstance(done, Lost):
                 return done
@@ -221,7 +172,8 @@ class Job(Reporting):
                 f"{self.args.push} has no run {rid!r}; `git ls-remote {self.args.push} "
                 "'refs/heads/omg/runs/*'` lists the runs there"
             )
-        state = RunDir(self.args.runs_dir / rid).read_state()
+        run = open_run(self.args.runs_dir, rid)
+        state = run.state
         pr = state.get("pull_request")
         if pr is not None and state["status"] != "superseded":
             head = self.api.pull(pr["number"])
@@ -264,7 +216,8 @@ class Job(Reporting):
             decision = Decision(
                 gate, verdict == "approve", self.gh.actor, t.inputs.get("reason", "")
             )
-        end = self.resume(rid, decision=decision, retry_failed=t.inputs.get("retry") == "true")
+        retry = t.inputs.get("retry") == "true"
+        end = self.resume(rid, run=run, decision=decision, retry_failed=retry)
         number = pr["number"] if pr is not None else None
         return self.finish(end, number=number)
 
@@ -293,28 +246,6 @@ class Job(Reporting):
                 return graph.approvers
         return tuple(state["graph"].get("approvers") or ())
 
-    def environment(self, run_id: str) -> Environment:
-        return self.runs.environment(run_id)
-
-    def fetch(self, run_id: str, *, replace: bool = False) -> bool:
-        return self.runs.fetch(run_id, replace=replace)
-
-    def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
-        return self.runs.note(rid, kind, fields, what, note_id)
-
-    def stamp(self) -> EventFields:
-        ci: CiRun = {"event": self.gh.event_name, "attempt": self.gh.run_attempt}
-        if self.gh.run_id:
-            ci["workflow_run_id"] = self.gh.run_id
-        if self.gh.actor:
-            ci["actor"] = self.gh.actor
-        if self.gh.workflow_file:
-            ci["workflow"] = self.gh.workflow_file
-        return {"ci": ci}
-
-    def options(self, graph: Graph) -> LegOptions:
-        return LegOptions(graph.concurrency, self.args.max_minutes, self.args.max_nodes)
-
     def start(self, graph: Graph, source: Path, rid: str, pr: PullRequestRecord) -> LegEnd | None:
         from omg.leg.start import start_run
 
@@ -342,12 +273,14 @@ class Job(Reporting):
         retry_failed: bool = False,
         quiet_if_paused: bool = False,
         contest: bool = False,
+        run: Run | None = None,
     ) -> LegEnd | None:
-        """Run the run's next leg; None when nothing may run. With ``contest`` a lost race
-        raises MovedOn for the caller to judge again; without, the leg ends saying why."""
+        """Run the run's next leg; None when nothing may run. ``run``: the run as the caller
+        opened it, unchanged since. With ``contest`` a lost race raises MovedOn for the caller
+        to judge again; without, the leg ends saying why."""
         from omg.leg.start import resume_run
 
-        state = RunDir(self.args.runs_dir / rid).read_state()
+        state = (run or open_run(self.args.runs_dir, rid)).state
         if quiet_if_paused and state["paused_at"] and decision is None:
             return None
         if state["status"] == "superseded":
@@ -375,30 +308,10 @@ class Job(Reporting):
             self.notes.append(str(exc))
             return None
         except StateError as exc:
-            if RunDir(self.args.runs_dir / rid).read_state()["status"] == "superseded":
+            if open_run(self.args.runs_dir, rid).state["status"] == "superseded":
                 self.notes.append(str(exc))  # a note folded in at the leg's start said so
                 return None
             raise
-
-    def lost(self, rid: str, why: MovedOn) -> None:
-        """Another leg of this run won the compare-and-swap: this one ends, having spent nothing."""
-        self.notes.append(f"another leg advanced run {rid} first; this leg ran nothing ({why})")
-        say(f"omg: {self.notes[-1]}")
-        self.fetch(rid, replace=True)  # report what the winner recorded
-
-    def run_and_finish(self, act: Callable[[], LegEnd | None], number: int) -> int:
-        return self.finish(act(), number=number)
-
-    def settle(self, rid: str, act: Callable[[], R], again: str = "") -> R | Lost:
-        """``act()``, or Lost when another leg advanced run ``rid`` first (MovedOn): the run
-        is then fetched anew (after saying ``again``) for the caller to judge again."""
-        try:
-            return act()
-        except MovedOn:
-            if again:
-                say(again)
-            self.fetch(rid, replace=True)
-            return Lost()
 
     def running_elsewhere(self, rid: str, state: State) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by
@@ -426,7 +339,7 @@ class Job(Reporting):
         }
         what, nid = f"superseded by {new_head[:12]}", f"superseded-{new_head}"
         for _ in range(RACE_TRIES):
-            state = RunDir(self.args.runs_dir / old).read_state()
+            state = open_run(self.args.runs_dir, old).state
             if state["status"] in ("passed", "failed", "superseded"):
                 return
             if state["legs"] and state["legs"][-1]["outcome"] is None:

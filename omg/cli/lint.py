@@ -12,11 +12,10 @@ from typing import Literal
 from omg.cli.exits import BY_REFUSAL
 from omg.errors import UsageError
 from omg.github.annotations import ANNOTATION_CAP, Level, workflow_command
-from omg.graph.findings import Finding
+from omg.graph.findings import Finding, ordered
 from omg.graph.lint import fails, lint_files
 
 Format = Literal["text", "json", "github"]
-_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def lint_paths(paths: list[Path], fmt: Format, strict: bool) -> tuple[str, int]:
@@ -25,10 +24,6 @@ def lint_paths(paths: list[Path], fmt: Format, strict: bool) -> tuple[str, int]:
     failed = any(fails(found, strict) for _, found in results)
     render = {"text": text, "json": as_json, "github": github}[fmt]
     return render(results), 1 if failed else 0
-
-
-def ordered(found: Sequence[Finding]) -> list[Finding]:
-    return sorted(found, key=lambda f: (f.severity == "info", f.line or 0, _RANK[f.severity]))
 
 
 def summary(file: str, found: Sequence[Finding]) -> str:

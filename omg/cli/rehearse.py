@@ -1,36 +1,14 @@
-"""Rehearsals: `omg stub-model` on its own, and `--rehearse SCRIPT` pointing every agent node's
-claude CLI at the scripted stand-in — no network, no credentials, nothing spent."""
+"""`omg stub-model`: the scripted stand-in model on its own, for a claude CLI started by hand
+(`--rehearse SCRIPT` runs it for a run's block: omg/cli/rehearsal.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from omg.cli import exits
-from omg.runners.registry import rehearsal_env, stub_endpoint
-
-
-@contextmanager
-def rehearsal(script: Path, config_dir: Path) -> Iterator[dict[str, str]]:
-    """The stand-in serving ``script`` for the block; yields the children's environment."""
-    from omg.stubmodel import StubModel, load
-
-    stub = StubModel(load(script))
-    config_dir.mkdir(parents=True, exist_ok=True)
-    with stub.serve():
-        print(f"Rehearsing with {script} (the stand-in model at {stub.url})", file=sys.stderr)
-        yield rehearsal_env(os.environ, stub.url, config_dir)
-    unmatched = [s for s in stub.seen if not s.rule]
-    if unmatched:
-        print(
-            f"warning: {len(unmatched)} request(s) matched no rule of {script}; "
-            "their nodes got the stand-in's default answer",
-            file=sys.stderr,
-        )
+from omg.runners.registry import stub_endpoint
 
 
 def serve(script: Path, port: int) -> int:

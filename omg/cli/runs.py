@@ -51,7 +51,7 @@ def _rehearsing(
     if script is None:
         yield None
         return
-    from omg.cli.rehearse import rehearsal
+    from omg.cli.rehearsal import rehearsal
 
     with rehearsal(script, runs_dir.parent / "rehearsal" / run_id / "claude") as env:
         yield env
@@ -194,7 +194,7 @@ def resume(
 
 def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
     """Every invocation rendered, then the advisories `omg lint` gives for the same file."""
-    from omg.cli.lint import ordered
+    from omg.graph.findings import ordered
     from omg.graph.load import check_file, load_graph
     from omg.leg.dryrun import render_plan
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,3 +29,11 @@ class Finding:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         who = f'node "{self.node}": ' if self.node else ""
         return f"{where}: {self.severity}: {who}{self.message}"
+
+
+_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def ordered(found: Sequence[Finding]) -> list[Finding]:
+    """Failures and warnings by line (the worst first on a line), then the informational ones."""
+    return sorted(found, key=lambda f: (f.severity == "info", f.line or 0, _RANK[f.severity]))

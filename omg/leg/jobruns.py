@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.errors import OmgError, UsageError
+from omg.leg.run import open_run
 from omg.state.events import EventFields, EventKind
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
@@ -58,7 +59,7 @@ class JobRuns:
         PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
         """
         path = self.runs_dir / run_id / "state.json"
-        pr = RunDir(path.parent).read_state().get("pull_request") if path.exists() else None
+        pr = open_run(self.runs_dir, run_id).state.get("pull_request") if path.exists() else None
         if pr is None:
             return "HEAD"
         sha = pr["head_sha"]
@@ -109,10 +110,10 @@ class JobRuns:
         """Run ``rid``'s directory with the masker of its graph snapshot, for writing a note."""
         from omg.leg.start import Environment, snapshot_mask
 
-        rundir = RunDir(self.runs_dir / rid)
+        run = open_run(self.runs_dir, rid)
         env = Environment(runs_dir=self.runs_dir, root=Path.cwd(), inputs=self.inputs)
-        rundir.mask = snapshot_mask(env, rundir.read_state()["graph"])
-        return rundir
+        run.rundir.mask = snapshot_mask(env, run.state["graph"])
+        return run.rundir
 
     def commits(self, rid: str) -> RunCommits:
         """The run's commits for a note: no lane is made, so the PR head is not fetched."""

@@ -108,7 +108,7 @@ def test_every_command_refuses_every_hostile_run_id_before_touching_anything(
 
 
 def test_a_long_graph_name_still_makes_a_valid_run_id(root: Path) -> None:
-    from omg.cli.leg import pr_run_id
+    from omg.leg.run import pr_run_id
     from omg.state.runid import MAX_RUN_ID, is_run_id
 
     write_graph(root, GRAPH.replace("name: ids", f"name: {'very long name.. ' * 20}x.lock"))

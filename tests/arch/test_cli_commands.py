@@ -1,0 +1,58 @@
+"""`omg/cli/` is one level deep: the app, then one module per command, which share only leaf
+helpers — no command module imports another command module, and no helper imports a command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.arch.test_layering import PACKAGE, module_name, omg_imports
+
+CLI = sorted((PACKAGE / "cli").glob("*.py"))
+#: The app: the entry point and the typer app, which hand each command to its module.
+APP = {"omg.cli", "omg.cli.app"}
+#: What command modules share: each imports no command module (nor the app).
+LEAF_HELPERS = {
+    "omg.cli.exits",  # the exit codes
+    "omg.cli.job",  # a CI job's arguments and the pieces every kind of job shares
+    "omg.cli.ledger",  # the run's table
+    "omg.cli.leg_report",  # what a CI job tells GitHub
+    "omg.cli.next",  # the next step to run
+    "omg.cli.progress",  # the live progress lines
+    "omg.cli.rehearsal",  # the stand-in model for a `--rehearse` block
+    "omg.cli.report",  # the PR comment and the job summary
+}
+
+
+def not_helpers(imported: set[str]) -> list[str]:
+    """The cli modules among ``imported`` that are not leaf helpers (``from omg.cli import
+    exits`` names the package too: that is the helper's import, not the app's)."""
+    return sorted(m for m in imported if m.startswith("omg.cli.") and m not in LEAF_HELPERS)
+
+
+def test_every_cli_module_is_the_app_a_helper_or_a_command() -> None:
+    names = {module_name(p) for p in CLI}
+    assert names >= APP | LEAF_HELPERS, sorted((APP | LEAF_HELPERS) - names)
+    assert len(names - APP - LEAF_HELPERS) >= 8  # the commands: lint, runs, leg, plan, …
+
+
+@pytest.mark.parametrize("path", CLI, ids=lambda p: p.name)
+def test_a_command_or_helper_imports_only_helpers(path: Path) -> None:
+    me = module_name(path)
+    if me in APP:
+        return
+    wrong = not_helpers(omg_imports(path))
+    kind = "helper" if me in LEAF_HELPERS else "command module"
+    assert not wrong, (
+        f"{path.name} (a {kind}) imports {wrong}: move what they share into a leaf helper of "
+        "omg/cli/ (LEAF_HELPERS here) or below cli/, into omg/leg/"
+    )
+
+
+def test_the_check_sees_a_command_importing_a_command() -> None:
+    assert not_helpers({"omg.cli", "omg.cli.exits", "omg.leg.admit"}) == []
+    assert not_helpers({"omg.cli.leg", "omg.cli.job", "omg.cli.app"}) == [
+        "omg.cli.app",
+        "omg.cli.leg",
+    ]
