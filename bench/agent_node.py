@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from common import CHILD_ENV, OMG, git_repo, report  # noqa: E402
 
-from omg.cli.rehearse import rehearsal_env  # noqa: E402
+from omg.runners.registry import rehearsal_env  # noqa: E402
 from omg.stubmodel import StubModel  # noqa: E402
 from omg.stubmodel.script import build  # noqa: E402
 
