@@ -151,6 +151,32 @@ def omg_in_process(
     return subprocess.CompletedProcess(["omg", *args], code, out.getvalue(), err.getvalue())
 
 
+def omg_call(
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    process: bool = False,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """`omg ARGS…` from ``cwd`` with ``env`` (default: ``clean_env()``): in this process
+    (``omg_in_process``) unless ``process`` asks for a process of its own or ``env`` holds a
+    secret — then the real CLI re-executes itself without it (omg.cli.scrub), which only a
+    process of its own may do."""
+    from omg.cli.scrub import holds_secrets
+
+    environ = clean_env() if env is None else dict(env)
+    if not process and not holds_secrets(environ):
+        return omg_in_process(*args, cwd=cwd, env=environ)
+    return subprocess.run(
+        [sys.executable, "-m", "omg", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def omg_run(
     omg: OmgRunner,
     graph: Path,

@@ -3,7 +3,13 @@ GitHub's environment variables, real webhook payloads, and the REST stand-in.
 
 `Repo` is the repository on "GitHub" (a bare origin written with pygit2, PR heads published
 as ``refs/pull/<n>/head`` the way GitHub keeps them); `Repo.job` is one workflow job running
-``omg leg`` as a real subprocess in its own fresh clone, returning what the job produced.
+``omg leg`` in its own fresh clone, returning what the job produced: as a real subprocess, or
+(``Repo.in_process``, what the test suite uses) the CLI's entry point called in the test's
+process with the job's whole environment and working directory (``kit.omg_in_process``: the
+same exit code, stdout and stderr, without two interpreter start-ups — the job's environment
+holds GITHUB_TOKEN, so the real CLI re-executes itself once without it). A job started to race
+or be killed (``start``), one under a profiler (``python``) and one asked for with
+``process=True`` (the secret scrub, which only a process of its own does) are real processes.
 """
 
 from __future__ import annotations
@@ -124,6 +130,8 @@ class Repo:
     origin: Path = field(init=False)
     jobs: int = 0
     heads: dict[int, str] = field(default_factory=dict)
+    #: Run a job that is neither started to race nor profiled in this process (see above).
+    in_process: bool = False
 
     def __post_init__(self) -> None:
         self.origin = self.server.bare
@@ -268,6 +276,7 @@ class Repo:
         python: tuple[str, ...] = (),
         command: tuple[str, ...] = ("leg",),
         workflow: str | None = None,
+        process: bool = False,
     ) -> Job | Running:
         """Run one job (``omg leg`` unless ``command`` says otherwise, in ``workflow``); with
         ``start`` return the running process (for races) instead."""
@@ -324,7 +333,14 @@ class Repo:
             )
             return Running(proc, work, env)
         t0 = time.perf_counter()
-        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=120)
+        if self.in_process and not process and not python:
+            from kit import omg_in_process
+
+            done = omg_in_process(*command, cwd=work, env=env)
+        else:
+            done = subprocess.run(
+                argv, cwd=work, env=env, capture_output=True, text=True, timeout=120
+            )
         job = self.result(done.returncode, done.stdout, done.stderr, work, env)
         job.seconds = time.perf_counter() - t0
         return job
