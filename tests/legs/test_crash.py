@@ -7,7 +7,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, Literal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kit import omg_in_process
 
 from .conftest import Cli
 from .helpers import (
@@ -28,7 +28,6 @@ from .helpers import (
     launches,
     log_lines,
     of_kind,
-    omg_cmd,
     popen_omg,
     run_path,
     state,
@@ -623,15 +622,12 @@ def _kill_and_resume(
         if place.bare is not None:
             pushed += filter(None, [_ref(place.bare, RUN_REF)])
 
-    for _ in range(6):  # then `omg resume` until the run settles (at least once)
-        res = subprocess.run(
-            omg_cmd(*place.next_leg(rd)),
-            cwd=root,
-            env=place.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+    # Then `omg resume` until the run settles (at least once). Only a kill needs a process of
+    # its own: the legs that finish the run are the CLI's entry point called in this process
+    # (kit.omg_in_process: the same arguments, environment, exit code and output), which
+    # spares each example one or more interpreter start-ups.
+    for _ in range(6):
+        res = omg_in_process(*place.next_leg(rd), cwd=root, env=place.env())
         assert "Traceback" not in res.stderr, res.stderr
         if _settled(rd):
             # 3: a run that failed (and halted) asks for --retry-failed instead.
