@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import omg_call
 
 from .conftest import ROOT, Env
 
@@ -21,11 +21,8 @@ def rehearse(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], list[dict[str, Any]]]:
     (repo / "g.yaml").write_text(graph)
     (repo / "s.yaml").write_text(script)
-    done = subprocess.run(
-        [sys.executable, "-m", "omg", "run", "g.yaml", "--run-id", run_id, "--rehearse", "s.yaml",
-         "--no-commit", *args],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    argv = ("run", "g.yaml", "--run-id", run_id, "--rehearse", "s.yaml", "--no-commit", *args)
+    done = omg_call(*argv, cwd=repo, env=env)  # in this process: the environment holds no secret
     run = repo / ".omg" / "runs" / run_id
     state = json.loads((run / "state.json").read_text()) if (run / "state.json").exists() else {}
     events = (
@@ -67,12 +64,19 @@ def test_an_api_that_keeps_failing_is_told_apart_from_the_work(
 
 
 def test_an_api_outage_that_outlasts_the_timeout_says_so(repo: Path, env: Env) -> None:
-    graph = "name: g\nnodes:\n  - id: a\n    prompt: do it\n    timeout: 5s\n"
-    script = "rules:\n  - name: down\n    error: {status: 529, retry_after: 15}\n"
+    """The CLI meets its first 529 a second or two after it starts (a fifth of the node's
+    timeout, so a busy machine still gets there first), then waits out the Retry-After (45s;
+    the pinned CLI honours up to a minute and gives up at once beyond) before each of the two
+    more tries it makes before giving up: the timeout fires while it waits, whatever the
+    machine's speed. (A Retry-After shorter than the timeout, or a timeout close to the CLI's
+    start-up, made this a race.)"""
+    graph = "name: g\nnodes:\n  - id: a\n    prompt: do it\n    timeout: 10s\n"
+    script = "rules:\n  - name: down\n    error: {status: 529, retry_after: 45}\n"
     done, state, events = rehearse(repo, env(), graph, script)
     assert done.returncode == 1, done.stderr
     rec = state["nodes"]["a"]
     assert rec["cause"] == "run_error", rec
+    assert "timed out after 10s (node timeout)" in rec["detail"], rec
     assert "the API was failing meanwhile" in rec["detail"] and "HTTP 529" in rec["detail"]
     failed = [e for e in events if e["event"] == "node_failed"]
     assert failed and failed[0].get("api_retries", 0) >= 1
