@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
+from kit import omg_call
 
 GRAPH = """\
 name: lane
@@ -29,6 +32,19 @@ nodes:
 """
 
 SIG = pygit2.Signature("Test User", "test@example.com")
+
+
+@pytest.fixture
+def omg(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The CLI's entry point in this process (``kit.omg_call``): the same exit codes, output and
+    commits as `python -m omg`, without an interpreter start-up per call."""
+
+    def run(
+        *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return omg_call(*args, cwd=cwd or tmp_path, env=env)
+
+    return run
 
 
 def make_repo(path: Path) -> pygit2.Repository:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pygit2
+from kit import omg_call
 
 from .helpers import (
     child_env,
@@ -14,7 +14,6 @@ from .helpers import (
     kill_group,
     launches,
     log_lines,
-    omg_cmd,
     popen_omg,
     run_path,
     wait_for,
@@ -50,10 +49,7 @@ def test_a_lane_holding_commits_its_run_never_recorded_is_set_aside_and_the_node
     assert unrecorded != base
 
     (root / "go").touch()
-    res = subprocess.run(
-        omg_cmd("resume", "r"), cwd=root, env=child_env(), capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
+    res = omg_call("resume", "r", cwd=root, env=child_env())  # the resume: in this process
     assert res.returncode == 0, res.stderr
     assert launches(events(rd)) == [("edit", 0), ("edit", 0)]
     repo = pygit2.Repository(str(root))

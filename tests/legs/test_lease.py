@@ -15,6 +15,7 @@ from typing import Any
 
 import pygit2
 import pytest
+from kit import omg_call
 
 from omg.leg.lease import Claim, Holder, Times, decode, encode, lapses, standing
 from omg.state.store import Process, this_process
@@ -26,7 +27,6 @@ from .helpers import (
     git_checkout,
     kill_group,
     log_lines,
-    omg_cmd,
     pid_alive,
     popen_omg,
     remote_state,
@@ -119,10 +119,10 @@ nodes:
 
 
 def omg_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a git checkout, committing (the ``cli`` fixture adds --no-commit)."""
-    return subprocess.run(
-        omg_cmd(*args), cwd=cwd, env=child_env(), capture_output=True, text=True, timeout=60
-    )
+    """The CLI in a git checkout, committing (the ``cli`` fixture adds --no-commit), in this
+    process (``kit.omg_call``); the legs that race or hold a lease while another asks are real
+    processes (``popen_omg``)."""
+    return omg_call(*args, cwd=cwd, env=child_env())
 
 
 def _two_checkouts(tmp_path: Path, graph: str) -> tuple[Path, Path, Path]:
