@@ -314,6 +314,9 @@ class Repo:
             "OMG_PUSH": "origin",
             "OMG_DISPATCH_WORKFLOW": workflow or RESUME,
             "OMG_INPUTS": "",
+            # GitHub's 5xx answers are retried after 10 ms, not 1 s (doubling): the retries
+            # are what these jobs show; how long they wait is the client's unit test
+            "OMG_API_BACKOFF": "0.01",
             **(extra or {}),
         }
         (runner / "home").mkdir()

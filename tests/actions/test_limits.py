@@ -53,6 +53,7 @@ def test_a_post_that_keeps_failing_stops_the_step_with_a_clear_error(github: Mak
     job = gh.run("pull_request", gh.pr_event("opened", 2))
     assert job.rc != 0 and "Traceback" not in job.stderr
     assert "kept failing (HTTP 502)" in job.stderr and "githubstatus" in job.stderr
+    assert job.stderr.count("HTTP 502; retrying in 0s") == 3  # the job's OMG_API_BACKOFF
     assert job.outputs["status"] == "paused"  # outputs are written whatever the API did
     assert gh.run_state(job.outputs["run-id"])["paused_at"] == "ok"  # the work is recorded
 

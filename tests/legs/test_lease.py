@@ -301,13 +301,24 @@ def test_a_leg_renews_its_lease_and_one_that_lost_it_records_nothing_more(
     before = _lease_on(bare, "r")
     assert before.holder is not None and before.holder.proc.pid == this_process().pid
 
-    other = open_repo(b, env={})  # another leg takes the run over (its lease had lapsed there)
+    # another leg takes the run over (its lease had lapsed there): a compare-and-swap that a
+    # renewal landing in between makes it try again, so renewals slow down to leave it room
+    holding.times = Times(ttl_s=30, renew_s=0.3, skew_s=1)
+    other = open_repo(b, env={})
     assert other is not None
-    other.fetch("origin", run_refspecs("r", "origin"))
-    found = other.lease("origin", "r")
-    assert found is not None
-    data = encode("r", Holder(ELSEWHERE, 2, "r@0123456789ab", "y"), time.time(), 1e10, False)
-    other.put_lease("origin", "r", data, "taken over", parent=found[0])
+
+    def taken_over() -> bool:
+        other.fetch("origin", run_refspecs("r", "origin"))
+        found = other.lease("origin", "r")
+        assert found is not None
+        data = encode("r", Holder(ELSEWHERE, 2, "r@0123456789ab", "y"), time.time(), 1e10, False)
+        try:
+            other.put_lease("origin", "r", data, "taken over", parent=found[0])
+        except MovedOn:  # renewed meanwhile
+            return False
+        return True
+
+    wait_for(taken_over)
     wait_for(lambda: holding.lost is not None)
     pushed = remote_state(bare, "r")
     (tmp_path / "go").touch()
