@@ -105,10 +105,9 @@ def every_text_in(repo: pygit2.Repository) -> list[bytes]:
 def test_the_token_never_reaches_run_files_commits_logs_or_the_summary(github: Make) -> None:
     gh = github(GATED.replace("echo built", "env | sort; echo built"))
     gh.push_pr(2, {"code.txt": "v1\n"})
-    jobs = [gh.run("pull_request", gh.pr_event("opened", 2))]
-    jobs.append(
-        gh.run("issue_comment", gh.comment_event(2, "/omg approve ok", "octocat", "MEMBER"))
-    )
+    jobs = [gh.run("pull_request", gh.pr_event("opened", 2), process=True)]
+    comment = gh.comment_event(2, "/omg approve ok", "octocat", "MEMBER")
+    jobs.append(gh.run("issue_comment", comment, process=True))
     assert jobs[-1].outputs["status"] == "passed", jobs[-1].stderr
     texts = every_text_in(pygit2.Repository(str(gh.origin)))
     assert texts and not [t for t in texts if TOKEN.encode() in t]
