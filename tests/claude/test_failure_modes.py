@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import omg_in_process
 
 from .conftest import ROOT, Env
 
@@ -21,11 +21,8 @@ def rehearse(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], list[dict[str, Any]]]:
     (repo / "g.yaml").write_text(graph)
     (repo / "s.yaml").write_text(script)
-    done = subprocess.run(
-        [sys.executable, "-m", "omg", "run", "g.yaml", "--run-id", run_id, "--rehearse", "s.yaml",
-         "--no-commit", *args],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    argv = ("run", "g.yaml", "--run-id", run_id, "--rehearse", "s.yaml", "--no-commit", *args)
+    done = omg_in_process(*argv, cwd=repo, env=env)  # the CLI under test is claude's
     run = repo / ".omg" / "runs" / run_id
     state = json.loads((run / "state.json").read_text()) if (run / "state.json").exists() else {}
     events = (
