@@ -4,10 +4,11 @@ GitHub's environment variables, real webhook payloads, and the REST stand-in.
 `Repo` is the repository on "GitHub" (a bare origin written with pygit2, PR heads published
 as ``refs/pull/<n>/head`` the way GitHub keeps them); `Repo.job` is one workflow job running
 ``omg leg`` in its own fresh clone, returning what the job produced. A job runs the CLI's entry
-point in the test's process (its exit code, output, GITHUB_OUTPUT and summary as the process
-would give them, without an interpreter's start-up) unless a process is the point: jobs that
-race others (``start``), and ``process=True`` where the process itself is under test (the
-secret scrub's re-exec, what `/proc` shows a node).
+point in the test's process when the repository says ``in_process`` (the tests' fixture does:
+its exit code, output, GITHUB_OUTPUT and summary as the process would give them, without an
+interpreter's start-up), unless a process is the point: jobs that race others (``start``), and
+``process=True`` where the process itself is under test (the secret scrub's re-exec, what
+`/proc` shows a node).
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ class Repo:
     origin: Path = field(init=False)
     jobs: int = 0
     heads: dict[int, str] = field(default_factory=dict)
+    #: Jobs run in the caller's process (the tests) rather than each in its own (the
+    #: benchmarks, which time a job's process and run several at once from threads).
+    in_process: bool = False
 
     def __post_init__(self) -> None:
         self.origin = self.server.bare
@@ -333,7 +337,7 @@ class Repo:
             )
             return Running(proc, work, env)
         t0 = time.perf_counter()
-        if process or python:
+        if process or python or not self.in_process:
             done = subprocess.run(
                 argv, cwd=work, env=env, capture_output=True, text=True, timeout=120
             )
