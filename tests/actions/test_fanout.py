@@ -308,6 +308,11 @@ def test_nodes_sharing_a_lane_run_on_one_machine_and_the_lane_travels_to_the_nex
     )
 
 
+#: How long a wait of the order property may take before it counts as a hang: twelve jobs start
+#: at once, which on a loaded two-core machine takes minutes, not seconds.
+HANG = 600
+
+
 def turned_graph(shared: str) -> str:
     """Twelve nodes, each blocked (using no CPU) on the FIFO ``shared``/turn-<node> until the
     test opens it: the order they finish in is the test's, whatever the machine's speed."""
@@ -330,7 +335,7 @@ def _release(fifo: Path) -> None:
         os.close(fd)
         return True
 
-    wait_for(opened)
+    wait_for(opened, timeout=HANG)
 
 
 def _has_passed(events: Path) -> bool:
@@ -353,12 +358,13 @@ def test_the_fold_is_the_same_whatever_order_the_matrix_jobs_finished_in(
         [TWELVE[i] for i in (5, 0, 11, 3, 8, 1, 10, 6, 2, 9, 4, 7)],
     ):
         running = {n: node_job(gh, "wide", n, base, start=True) for n in TWELVE}
-        wait_for(lambda: all((shared / f"ready-{n}").exists() for n in TWELVE))
+        wait_for(lambda: all((shared / f"ready-{n}").exists() for n in TWELVE), timeout=HANG)
         for node in order:  # each finishes, its node_passed recorded, before the next may
             job = running[node]
             assert isinstance(job, Running)
             _release(shared / f"turn-{node}")
-            wait_for(lambda job=job: _has_passed(job.work / ".omg/runs/wide/events.jsonl"))
+            events = job.work / ".omg/runs/wide/events.jsonl"
+            wait_for(lambda events=events: _has_passed(events), timeout=HANG)
             time.sleep(0.002)  # the next one's node_passed is stamped a later millisecond
         for r in running.values():
             assert isinstance(r, Running) and r.wait().rc == 0
