@@ -140,6 +140,8 @@ def run(
         _attach_git(env, rid, commit=commit, push=push, base=base)
         opts = LegOptions(concurrency, max_minutes, max_nodes)
         print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
+        for use in graph.uses:
+            print(use.disclosure(), file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
     return _report(end, runs_dir, by_node)
 
@@ -202,8 +204,10 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
         load_graph(path)  # raises the refusal that lists every error
         raise AssertionError("unreachable: an invalid graph is refused")
     mask = leg_mask(Environment(runs_dir=Path(), root=Path.cwd()), graph, inputs)
+    for use in graph.uses:
+        print(use.disclosure())
     print(mask.text(render_plan(graph, path, inputs)))  # a secret input is not shown either
-    advisories = [f for f in ordered(found) if f.severity != "error"]
+    advisories = [f for f in ordered(found) if f.severity != "error" and f.code != "fragment-use"]
     if advisories:
         print("\nadvisories (as `omg lint` gives them):")
         print("\n".join(f.as_text() for f in advisories))

@@ -35,6 +35,7 @@ from omg.git.names import (
 )
 from omg.git.remote import GitToken
 from omg.git.worktrees import Checkout
+from omg.nodefile import from_disk
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
 #: How a local run branch stands to its remote copy.
@@ -281,7 +282,7 @@ class RunRepo:
             spec = fanout_refspec(remote, run_id, entry)
             remotes.fetch(self._repo, remote, [spec], self._tokens)
             return {
-                name.removeprefix(prefix): str(self._repo.references[name].target)
+                from_disk(name.removeprefix(prefix)): str(self._repo.references[name].target)
                 for name in self._repo.references
                 if name.startswith(prefix)
             }

@@ -341,6 +341,15 @@ def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:
 
 def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
     src = Path(state["graph_source"])
+    spliced = state["graph"].get("resolved_from")
+    if isinstance(spliced, Mapping) and spliced:
+        from omg.graph.fragmentfile import changed_sources
+
+        for rel in changed_sources(src, spliced):
+            warn(
+                f"warning: fragment {rel} has changed since this run started; the run "
+                "continues the graph exactly as it was spliced and snapshotted in state.json"
+            )
     if (
         state["graph_sha256"]
         and src.is_file()

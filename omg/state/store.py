@@ -20,6 +20,7 @@ from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
+from omg.nodefile import on_disk
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
 from omg.state.records import State
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
@@ -226,13 +227,13 @@ class RunDir:
         return self.path / EVENTS
 
     def artifact(self, node_id: str) -> Path:
-        return self.path / "artifacts" / f"{node_id}.out"
+        return self.path / "artifacts" / f"{on_disk(node_id)}.out"
 
     def failed(self, node_id: str) -> Path:
-        return self.path / "failed" / f"{node_id}.out"
+        return self.path / "failed" / f"{on_disk(node_id)}.out"
 
     def feedback(self, node_id: str) -> Path:
-        return self.path / "feedback" / f"{node_id}.out"
+        return self.path / "feedback" / f"{on_disk(node_id)}.out"
 
     def session(self, session_id: str) -> Path:
         """An agent session's transcript, kept with the run so a fresh machine can resume it."""

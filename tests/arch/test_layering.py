@@ -21,12 +21,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "fastschema": set(),
     "mask": set(),
     "spend": set(),
+    "nodefile": set(),
     "graph": {"kinds", "errors", "fastschema"},
     "schedule": {"graph", "kinds", "errors"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
-    "state": {"kinds", "errors", "fastschema", "mask", "spend"},
+    "state": {"kinds", "errors", "fastschema", "mask", "spend", "nodefile"},
     "runners": {"graph", "kinds", "errors", "spend"},
-    "git": {"errors", "dotomg"},
+    "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
     "leg": {
@@ -43,6 +44,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
         "mask",
         "spend",
+        "nodefile",
     },
     "cli": {
         "fastschema",
@@ -60,6 +62,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
         "mask",
         "spend",
+        "nodefile",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -80,6 +83,7 @@ PURE = (
     "kinds.py",
     "fastschema.py",
     "spend.py",
+    "nodefile.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
