@@ -155,10 +155,22 @@ def check_fragment(data: Any, pos: Positions, file: str) -> list[Finding]:
         line, col = pos.at(path)
         return Finding(file, line, sev, code, msg, None, col, json_path(path))
 
+    out: list[Finding] = []
+    nodes = data.get("nodes") if isinstance(data, Mapping) else None
+    for path, what, value in slashes(nodes, ("nodes",)):
+        out.append(
+            at(
+                path,
+                "authored-namespace",
+                f'{what} carries a "/" ({value!r}) — that namespace is minted only when omg '
+                "splices a fragment; rename it",
+            )
+        )
+    if out:
+        return out
     errors = _schema(data, pos, file)
     if errors:
         return errors
-    out: list[Finding] = []
     stem = Path(file).stem
     if data["fragment"] != stem:
         out.append(
@@ -167,15 +179,6 @@ def check_fragment(data: Any, pos: Positions, file: str) -> list[Finding]:
                 "fragment-name",
                 f'fragment: "{data["fragment"]}" but the file is {Path(file).name} — a '
                 f"use: finds a fragment by its file name; write fragment: {stem}",
-            )
-        )
-    for path, what, value in slashes(data.get("nodes"), ("nodes",)):
-        out.append(
-            at(
-                path,
-                "authored-namespace",
-                f'{what} carries a "/" ({value!r}) — that '
-                "namespace is minted only when omg splices a fragment; rename it",
             )
         )
     if "nodes" in data:
@@ -319,6 +322,10 @@ def _schema(data: Any, pos: Positions, file: str) -> list[Finding]:
         if err.validator == "oneOf":
             msg = "a fragment holds either node: (one node) or nodes: and exit: (a loop)"
         elif err.validator == "not" and where == ("node",):
+            banned = [
+                k for k in ("id", "depends_on", "feedback", "cwd", "worktree") if k in data["node"]
+            ]
+            line, col = pos.at(("node", *banned[:1]))
             msg = (
                 "a single-node fragment may not set id, depends_on, feedback, cwd or "
                 "worktree — the using node supplies them"

@@ -188,7 +188,7 @@ class _Splicer:
         for p, v in keyed:
             if p[:n] == src and (keys is None or len(p) == n or p[n] in keys):
                 out_pos.keys[(*dst, *p[n:])] = v
-                if file != self.file or via:
+                if file != self.file or via or keys is not None:
                     out_pos.origins[(*dst, *p[n:])] = (file, via)
         for p, b in blocks:
             if p[:n] == src and (keys is None or p[n] in keys):
@@ -197,15 +197,15 @@ class _Splicer:
             out_pos.origins[dst] = (file, via)
 
     def index(self, pos: Positions, src: DataPath) -> tuple[list[Any], list[Any]]:
-        """The positions under ``src[:2]`` (one node), grouped once per positions object."""
-        key = (id(pos), src[:2])
-        if (id(pos), None) not in self._index:
-            self._index[(id(pos), None)] = ([], [])
+        """The positions under ``src``, grouped once per positions object and depth."""
+        n = len(src)
+        if (id(pos), n, None) not in self._index:
+            self._index[(id(pos), n, None)] = ([], [])
             for p, v in pos.keys.items():
-                self._index.setdefault((id(pos), p[:2]), ([], []))[0].append((p, v))
+                self._index.setdefault((id(pos), n, p[:n]), ([], []))[0].append((p, v))
             for p, b in pos.blocks.items():
-                self._index.setdefault((id(pos), p[:2]), ([], []))[1].append((p, b))
-        return self._index.get(key, ([], []))
+                self._index.setdefault((id(pos), n, p[:n]), ([], []))[1].append((p, b))
+        return self._index.get((id(pos), n, src), ([], []))
 
     # -- one using node ---------------------------------------------------------------------
     def use(
@@ -408,6 +408,8 @@ class _Splicer:
         body = substitute(loaded.data["node"], binds)
         own = [k for k in raw if k not in ("use", "with")]
         node = {**body, **{k: raw[k] for k in own}}
+        if raw.get("budget_usd") == 0 and "budget_usd" in body:
+            del node["budget_usd"]  # 0 over a fragment's budget: this node runs without one
         dst = (*out_at, j)
         ffile = self.shown(loaded.path)
         self.place(loaded.positions, ("node",), out_pos, dst, ffile, fvia, set(body) - set(own))
