@@ -150,3 +150,36 @@ def test_the_shipped_graphs_resolve_to_their_golden_graph(name: str) -> None:
     assert resolved == golden.read_text(encoding="utf-8"), (
         f"{name}.yaml now resolves differently; if that is intended, rewrite {golden}"
     )
+
+
+def test_lint_run_and_dry_run_disclose_each_use_and_github_annotates_the_fragment(
+    tmp_path: Path,
+) -> None:
+    from kit import omg_in_process
+
+    repo = checkout(CASES / "valid" / "multi_splice_wires_entry_exit_and_lane", tmp_path)
+    line = 'fragment: node "l" uses loop (graphs/fragments/loop.yaml) — write then judge'
+    lint = omg_in_process("lint", "graph.yaml", cwd=repo)
+    assert lint.returncode == 0 and line in lint.stdout, lint.stdout + lint.stderr
+    dry = omg_in_process("run", "graph.yaml", "--dry-run", cwd=repo)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert dry.stdout.count(line) == 1 and "- l/judge [agent]" in dry.stdout
+    bad = checkout(CASES / "invalid" / "graph_rule_inside_fragment", tmp_path)
+    gh = omg_in_process("lint", "--format", "github", "graph.yaml", cwd=bad)
+    assert gh.returncode == 1
+    assert "::error file=graphs/fragments/slow.yaml,line=5," in gh.stdout, gh.stdout
+    assert "(spliced via graph.yaml:7 use: slow)" in gh.stdout
+
+
+def test_omg_graph_draws_a_spliced_loop_as_a_subgraph(tmp_path: Path) -> None:
+    from omg.graph.mermaid import render_mermaid
+
+    repo = checkout(CASES / "valid" / "loop_inside_a_loop", tmp_path)
+    graph, found = check_file(repo / "graph.yaml")
+    assert graph is not None, _show(found)
+    text = render_mermaid(graph, {"outer/pre": "passed"})
+    assert 'subgraph s0["outer"]' in text and 'subgraph s1["outer/inner"]' in text
+    outer = text.index('subgraph s0["outer"]')
+    inner = text.index('subgraph s1["outer/inner"]')
+    assert outer < inner < text.index("end", inner)
+    assert text.count("\n  end") + text.count("\n    end") == 2
