@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 from omg.cli.leg_report import Reporting, say
 from omg.errors import MovedOn
 from omg.github.client import GitHub
-from omg.github.env import Actions, git_tokens
+from omg.github.env import Actions, api_backoff, git_tokens
 from omg.graph.findings import Finding
 from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
@@ -57,7 +57,12 @@ class CiJob(Reporting):
         self.dispatch_workflow = args.dispatch_workflow
         self.environ = environ
         self.api = GitHub(
-            gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
+            gh.api_url,
+            gh.repository,
+            gh.token,
+            backoff=api_backoff(environ),
+            warn=say,
+            mask=Masker.from_env(environ),
         )
         self.runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
         self.findings: list[Finding] = []
