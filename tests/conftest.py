@@ -25,14 +25,14 @@ def schema_validator(name: str) -> Draft202012Validator:
 
 
 def check_run_dir(run_dir: Path) -> dict:
-    """Validate state.json and every events.jsonl line against the schemas; return the state.
+    """Validate state.json and every event line against the schemas; return the state.
 
     Also proves the snapshot is the fold of the stream (what `omg replay` checks).
     """
     from omg.state import fold
-    from omg.state.store import canonical_json
+    from omg.state.store import RunDir, canonical_json
 
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    events = list(RunDir(run_dir).read_events())  # events.jsonl, then its chunks
     for ev in events:
         errors = sorted(schema_validator("event").iter_errors(ev), key=str)
         assert not errors, f"event {ev} violates event.schema.json: {errors[0].message}"

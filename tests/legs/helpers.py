@@ -30,10 +30,10 @@ def run_path(root: Path, run_id: str) -> Path:
 
 
 def events(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "events.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """events.jsonl, then the chunks in events/ (a run past its first 128 events)."""
+    paths = [run_dir / "events.jsonl", *sorted((run_dir / "events").glob("*.jsonl"))]
+    text = "".join(p.read_text() for p in paths if p.exists())
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def state(run_dir: Path) -> dict[str, Any]:
