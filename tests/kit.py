@@ -113,7 +113,11 @@ class Run:
         return loaded
 
     def artifact(self, node_id: str) -> str:
-        return (self.dir / "artifacts" / f"{node_id}.out").read_text()
+        """A passed node's output (an empty one has no file); FileNotFoundError otherwise."""
+        path = self.dir / "artifacts" / f"{node_id}.out"
+        if not path.exists() and self.state()["nodes"].get(node_id, {}).get("verdict") == "PASS":
+            return ""
+        return path.read_text()
 
     def explain(self) -> str:
         return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
@@ -327,7 +331,11 @@ class Ran:
         return loaded
 
     def artifact(self, node_id: str) -> str:
-        return (self.dir / "artifacts" / f"{node_id}.out").read_text()
+        """A passed node's output (an empty one has no file); FileNotFoundError otherwise."""
+        path = self.dir / "artifacts" / f"{node_id}.out"
+        if not path.exists() and self.state()["nodes"].get(node_id, {}).get("verdict") == "PASS":
+            return ""
+        return path.read_text()
 
     def verdicts(self) -> dict[str, str]:
         return {nid: rec["verdict"] for nid, rec in self.state()["nodes"].items()}

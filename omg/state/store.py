@@ -407,7 +407,7 @@ class RunDir:
         found = self.segments()
         if not found:
             fix = events_fix(self.path)
-            raise StateError(f"{self._missing('event log')} {NOTHING}; {fix}")
+            raise StateError(f"{self._missing(EVENTS)} {NOTHING}; {fix}")
         return found
 
     def _open(self, name: str, fix: str) -> BinaryIO:

@@ -37,7 +37,13 @@ def events(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def state(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "state.json").read_text())
+    """The run's state as a reader sees it: state.json (a checkpoint, which may lag the log)
+    with the events past its seq folded on."""
+    from omg.state import fold
+
+    snap = json.loads((run_dir / "state.json").read_text())
+    tail = [e for e in events(run_dir) if e["seq"] > snap["seq"]]
+    return dict(fold(tail, snap)) if tail else snap
 
 
 def of_kind(evs: list[dict[str, Any]], *kinds: str, leg: int | None = None) -> list[dict[str, Any]]:
