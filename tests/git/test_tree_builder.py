@@ -62,7 +62,8 @@ def test_the_built_tree_equals_a_scan_after_every_kind_of_change(tmp_path: Path)
         assert built == _scan(repo, rd.path), f"step {i}: {sorted(changed)}"
     tree = repo[head].peel(pygit2.Commit).tree
     assert "failed" not in tree and "events" in tree and "sessions" in tree
-    assert tree["feedback"].peel(pygit2.Tree)["n2.out"].filemode == pygit2.enums.FileMode.BLOB_EXECUTABLE
+    exe = pygit2.enums.FileMode.BLOB_EXECUTABLE
+    assert tree["feedback"].peel(pygit2.Tree)["n2.out"].filemode == exe
     assert ".state.json.tmp-x" not in tree and "leg.lock" not in tree
     rd.close()
 

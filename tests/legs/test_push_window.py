@@ -92,7 +92,7 @@ def test_push_every_zero_pushes_every_commit(tmp_path: Path) -> None:
 
 
 def test_a_bad_push_interval_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
-    a, bare, _ = _origin(tmp_path, chain(2))
+    a, _, _ = _origin(tmp_path, chain(2))
     done = _omg(a, "run", "g.yaml", "--run-id", "r", "--push", "origin", OMG_PUSH_EVERY="soon")
     assert done.returncode == 2, done.stderr
     assert "OMG_PUSH_EVERY='soon'" in done.stderr
