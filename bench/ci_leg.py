@@ -6,7 +6,7 @@ origin: the run branch, its lease and notes); then where omg's share goes
 (cProfile of the same jobs: restore the run branch, leg bookkeeping and commits, push,
 summary, comment); and the action's install step (uv, uv bootstrapped by pip, pip).
 
-    python bench/ci_leg.py [--quick] [--nodes N] [--repeats R]
+    python bench/ci_leg.py [--quick] [--nodes N] [--repeats R] [--no-install]
 """
 
 from __future__ import annotations
@@ -166,6 +166,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one small loop, no install timings")
     ap.add_argument("--nodes", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--no-install", action="store_true", help="leave out the install timings")
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
     nodes = 2 if args.quick else args.nodes
@@ -202,7 +203,7 @@ def main() -> None:
             for label, secs in got:
                 print(f"  {label:<45} {secs * 1000:>7.0f}ms")
             results[f"leg{leg}_phases_ms"] = {k: round(v * 1000) for k, v in got}
-    if not args.quick:
+    if not args.quick and not args.no_install:
         print("\naction install step (.github/install-omg.sh, cold, no cache)")
         inst = install_times(args.quick)
         for label, secs in inst:
