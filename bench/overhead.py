@@ -2,8 +2,8 @@
 script running the same commands in the same run (the floor), on disk and on tmpfs, in three modes:
 no git, a state commit per node, and a commit plus a push to a local bare repository.
 
-    python bench/overhead.py [--quick] [--repeats 5] [--sizes 300,1000,3000] [--modes nogit,git,push]
-                             [--no-fanout] [--no-tmpfs]
+    python bench/overhead.py [--quick] [--repeats 5] [--sizes 300,1000,3000]
+                             [--modes nogit,git,push] [--no-fanout] [--no-tmpfs]
 
 Each repeat runs a fresh `omg run` (start-up included) and then, right after it, a fresh bash
 script starting the same number of `sh -c true` children: the two are interleaved, so a busy
@@ -106,8 +106,9 @@ def main() -> None:
                 continue
             m = measure(where, graph, nodes, repeats, mode=mode)
             growth = f"{m['git_growth_mb']:.1f}" if "git_growth_mb" in m else "-"
+            per_node = f"{m['overhead_ms_per_node']:.2f}"
             rows.append([place, mode, name, f"{m['omg_s']:.3f}", f"{m['bash_s']:.3f}",
-                         f"{m['ratio']:.2f}x", f"{m['overhead_ms_per_node']:.2f}", growth])  # fmt: skip
+                         f"{m['ratio']:.2f}x", per_node, growth])  # fmt: skip
             data.append({"where": place, "mode": mode, "case": name, "nodes": nodes,
                          **{k: round(v, 4) for k, v in m.items()}})  # fmt: skip
             print("  ".join(str(c) for c in rows[-1]), flush=True)

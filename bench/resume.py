@@ -6,8 +6,8 @@ The cost must follow the state, not the history.
     python bench/resume.py [--quick] [--repeats 5]
 
 Each run directory is written as a long-lived run leaves it: many legs of retried attempts
-(events.jsonl and its chunks), state.json their fold, one node left pending. `resume` runs that one node
-(`true`); `status` shows the ledger of the run.
+(events.jsonl and its chunks), state.json their fold, one node left pending. `resume` runs that
+one node (`true`); `status` shows the ledger of the run.
 """
 
 from __future__ import annotations
