@@ -29,9 +29,10 @@ from omg.state.store import RunDir
 Warn = Callable[[str], None]
 
 #: Seconds between pushes of the run branch while a leg runs (``OMG_PUSH_EVERY``): a leg's
-#: start, pause, end and failure push whenever they fall, and so does a node settling after a
-#: longer quiet spell (an agent node that took minutes). A runner lost mid-leg loses at most
-#: this window of settled nodes, which the next leg runs again.
+#: pause, end and failure push whenever they fall; while it runs, a commit is pushed once the
+#: last push (or the leg's start) is this old, so a node settling after a longer spell (an agent
+#: node that took minutes) is pushed as it settles. A runner lost mid-leg loses at most this
+#: window of settled nodes, which the next leg runs again; its lease holds the run meanwhile.
 PUSH_EVERY = 5.0
 
 
@@ -163,6 +164,7 @@ class RunCommits:
         """Compare-and-swap: note the state commit this leg starts from; refuse a moved run
         (one the remote holds commits of that this clone lacks), never one merely ahead."""
         self._clear_locks()
+        self._pushed_at = self.clock()  # the push window counts from the leg's start
         self.head = self.repo.run_head(self.run_id)
         self.workspace.recorded = dict(rec.state["worktrees"])
         if self.push_remote is not None:
@@ -234,13 +236,13 @@ class RunCommits:
             self.warn(f"omg: removed {path}, a lock a killed git write of run {self.run_id} left")
 
     def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
-        """Commit a settled node (or the leg's start); pushed when the last push is
-        ``push_every`` seconds old (the leg's start always is: it claims the run)."""
+        """Commit a settled node (or the leg's start); pushed when the last push (or the leg's
+        start) is ``push_every`` seconds old. The lease, taken before, holds the run meanwhile."""
         if node_id:
             what = f"{node_id} {verdict or 'LOOPING'}" + (f" (round {round_})" if round_ else "")
         else:
             what = "started"
-        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}", checkpoint=not node_id)
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}", checkpoint=False)
 
     def after_leg(self, rec: Recorder, result: LegResult) -> None:
         why = (

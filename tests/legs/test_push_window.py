@@ -1,6 +1,6 @@
-"""Pushes at checkpoints: a leg of fast nodes pushes its run branch at its start and its end,
-not per node; OMG_PUSH_EVERY=0 pushes every commit; and a runner lost between pushes loses only
-that window — the next leg, on another machine, runs those nodes again, none skipped and none
+"""Pushes at checkpoints: a leg of fast nodes pushes its run branch at its end, not per
+node; OMG_PUSH_EVERY=0 pushes every commit; and a runner lost between pushes loses only that
+window — the next leg, on another machine, runs those nodes again, none skipped and none
 counted twice, while the clone that kept them is refused."""
 
 from __future__ import annotations
@@ -27,17 +27,22 @@ from .helpers import (
 RUN = "refs/heads/omg/runs/r"
 
 
-def chain(n: int, slow: str = "") -> str:
+def chain(n: int, slow: str = "", gate_after: str = "") -> str:
     """n nodes in a chain, each logging its name and checkout; ``slow`` stops to be killed
-    (once: a marker file says it was)."""
+    (once: a marker file says it was); a gate ``ok`` after ``gate_after``."""
     lines = ["name: chain", "nodes:"]
+    before = ""
     for i in range(n):
         nid = f"n{i}"
         run = f"echo {nid}-$(basename $PWD) >> ../log.txt"
         if nid == slow:
             run = f"{run}; if [ ! -f ../killed ]; then touch ../{nid}-started; sleep 60; fi"
-        dep = f", depends_on: [n{i - 1}]" if i else ""
+        dep = f", depends_on: [{before}]" if before else ""
         lines.append(f"  - {{id: {nid}{dep}, run: '{run}'}}")
+        before = nid
+        if nid == gate_after:
+            lines.append(f"  - {{id: ok, type: gate, depends_on: [{nid}]}}")
+            before = "ok"
     return "\n".join(lines) + "\n"
 
 
@@ -88,7 +93,7 @@ def test_push_every_zero_pushes_every_commit(tmp_path: Path) -> None:
     a, bare, _ = _origin(tmp_path, chain(4))
     done = _omg(a, "run", "g.yaml", "--run-id", "r", "--push", "origin", OMG_PUSH_EVERY="0")
     assert done.returncode == 0, done.stderr
-    assert _pushes(bare) == 4 + 2  # the start, each node, the end
+    assert _pushes(bare) == 4 + 2  # the leg's start, each node, the end
 
 
 def test_a_bad_push_interval_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
@@ -102,33 +107,39 @@ def test_a_bad_push_interval_is_a_usage_error_before_anything_runs(tmp_path: Pat
 def test_a_runner_lost_between_pushes_loses_only_that_window_and_nothing_counts_twice(
     tmp_path: Path,
 ) -> None:
-    a, bare, url = _origin(tmp_path, chain(5, slow="n3"))
-    proc = popen_omg(a, "run", "g.yaml", "--run-id", "r", "--push", "origin")
+    a, bare, url = _origin(tmp_path, chain(5, slow="n3", gate_after="n0"))
+    paused = _omg(a, "run", "g.yaml", "--run-id", "r", "--push", "origin")
+    assert paused.returncode == 4, paused.stderr  # at the gate: pushed
+    proc = popen_omg(a, "resume", "r", "--approve", "ok", "--by", "eve", "--push", "origin")
     try:
         wait_for(lambda: (tmp_path / "n3-started").exists(), timeout=60)
     finally:
         kill_group(proc)  # the runner is lost with its disk: only what was pushed survives
     (tmp_path / "killed").touch()
-    local = list(_local_events(run_path(a, "r")))
-    assert {e["node_id"] for e in local if e["event"] == "node_passed"} == {"n0", "n1", "n2"}
+    local = _local_events(run_path(a, "r"))
+    assert [e["node_id"] for e in local if e["event"] == "node_passed"] == [
+        "n0", "ok", "n1", "n2",
+    ]  # fmt: skip
     pushed = _remote_events(bare)
-    assert not [e for e in pushed if e["event"] == "node_passed"]  # settled, not yet pushed
+    assert [e["node_id"] for e in pushed if e["event"] == "node_passed"] == ["n0"]
+    assert max(e["leg"] for e in pushed) == 1  # leg 2 settled nodes, and pushed none of them
 
     b = clone_of(url, tmp_path / "b")
-    done = _omg(b, "resume", "r", "--fetch", "origin", "--push", "origin")
+    done = _omg(b, "resume", "r", "--fetch", "origin", "--push", "origin",
+                "--approve", "ok", "--by", "eve")  # fmt: skip
     assert done.returncode == 0, done.stderr
     record = _remote_events(bare)
     passed = [e["node_id"] for e in record if e["event"] == "node_passed"]
-    assert passed == ["n0", "n1", "n2", "n3", "n4"]  # each once: the window ran again
-    assert all(e["leg"] == 2 for e in record if e["event"] == "node_passed")
+    assert passed == ["n0", "ok", "n1", "n2", "n3", "n4"]  # each once: the window ran again
+    assert [e["leg"] for e in record if e["event"] == "node_passed"] == [1, 2, 2, 2, 2, 2]
     assert log_lines(tmp_path) == [
-        "n0-a", "n1-a", "n2-a", "n3-a", "n0-b", "n1-b", "n2-b", "n3-b", "n4-b",
+        "n0-a", "n1-a", "n2-a", "n3-a", "n1-b", "n2-b", "n3-b", "n4-b",
     ]  # fmt: skip
 
     again = _omg(a, "resume", "r", "--push", "origin")  # the clone that kept the window
     assert again.returncode == 3, again.stderr
     assert "moved on" in again.stderr or "diverged" in again.stderr
-    assert len(log_lines(tmp_path)) == 9  # nothing ran
+    assert len(log_lines(tmp_path)) == 8  # nothing ran
 
 
 def _local_events(rd: Path) -> list[dict[str, Any]]:
