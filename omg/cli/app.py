@@ -55,7 +55,7 @@ Push = Annotated[
     typer.Option(
         "--push",
         metavar="REMOTE",
-        help="Push the run branch at the leg's pause, end or failure, and every "
+        help="Push the run branch at the leg's start, pause, end or failure, and every "
         "OMG_PUSH_EVERY seconds (default 5) as nodes settle.",
     ),
 ]

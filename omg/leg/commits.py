@@ -29,10 +29,10 @@ from omg.state.store import RunDir
 Warn = Callable[[str], None]
 
 #: Seconds between pushes of the run branch while a leg runs (``OMG_PUSH_EVERY``): a leg's
-#: pause, end and failure push whenever they fall; while it runs, a commit is pushed once the
-#: last push (or the leg's start) is this old, so a node settling after a longer spell (an agent
-#: node that took minutes) is pushed as it settles. A runner lost mid-leg loses at most this
-#: window of settled nodes, which the next leg runs again; its lease holds the run meanwhile.
+#: start, pause, end and failure push whenever they fall; while it runs, a commit is pushed once
+#: the last push is this old, so a node settling after a longer spell (an agent node that took
+#: minutes) is pushed as it settles. A runner lost mid-leg loses at most this window of settled
+#: nodes, which the next leg runs again.
 PUSH_EVERY = 5.0
 
 
@@ -236,13 +236,13 @@ class RunCommits:
             self.warn(f"omg: removed {path}, a lock a killed git write of run {self.run_id} left")
 
     def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
-        """Commit a settled node (or the leg's start); pushed when the last push (or the leg's
-        start) is ``push_every`` seconds old. The lease, taken before, holds the run meanwhile."""
+        """Commit a settled node, pushed when the last push is ``push_every`` seconds old; or
+        the leg's start, always pushed (the CI jobs of a run find it, and its state, there)."""
         if node_id:
             what = f"{node_id} {verdict or 'LOOPING'}" + (f" (round {round_})" if round_ else "")
         else:
             what = "started"
-        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}", checkpoint=False)
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}", checkpoint=not node_id)
 
     def after_leg(self, rec: Recorder, result: LegResult) -> None:
         why = (
