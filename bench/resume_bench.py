@@ -126,7 +126,7 @@ def build(work: Path, n: int) -> Path:
         )
         result: LegResult | None = first.result
         while result is not None and result.reason == "leg_budget":
-            result = resume_run("big", env, lambda g: LegOptions(4, max_nodes=per_leg)).result
+            result = resume_run("big", env, LegOptions(4, max_nodes=per_leg)).result
     assert result is not None and result.paused_at == "gate", result
     return work / "runs" / "big"
 

@@ -388,7 +388,7 @@ def run_graph(
     env = _environment(root, runners, parent_env, inputs, warnings)
     try:
         graph = load_graph(path)
-        opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+        opts = LegOptions(concurrency, max_minutes, max_nodes)
         end = start_run(graph, path, dict(inputs or {}), env, opts, run_id=run_id)
     except OmgError as exc:
         return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
@@ -412,11 +412,9 @@ def resume_graph(
     warnings: list[str] = []
     env = _environment(root, runners, parent_env, inputs, warnings)
 
-    def options(graph: Any) -> LegOptions:
-        return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
-
+    opts = LegOptions(concurrency, max_minutes, max_nodes)
     try:
-        end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
+        end = resume_run(run_id, env, opts, retry_failed=retry_failed, decision=decision)
     except OmgError as exc:
         return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
     return Ran(env.runs_dir / run_id, end, None, tuple(warnings))

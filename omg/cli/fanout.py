@@ -58,7 +58,7 @@ class FanoutJob(CiJob):
                 self.args.base,
                 self.environment(rid),
                 remote=self.args.push,
-                max_minutes=self.args.max_minutes,
+                limits=self.args.limits,
                 stamp=self.stamp(),
             )
         except MovedOn as lost:

@@ -13,7 +13,6 @@ from omg.errors import MovedOn
 from omg.github.client import GitHub
 from omg.github.env import Actions, git_tokens
 from omg.graph.findings import Finding
-from omg.graph.model import Graph
 from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
 from omg.mask import Masker
@@ -28,8 +27,7 @@ if TYPE_CHECKING:
 class LegArgs:
     graph: Path | None
     run_id: str | None
-    max_minutes: float | None
-    max_nodes: int | None
+    limits: LegOptions  # --max-minutes, --max-nodes: the options of every leg this job runs
     push: str
     runs_dir: Path
     inputs: Mapping[str, str]
@@ -83,9 +81,6 @@ class CiJob(Reporting):
         if self.gh.workflow_file:
             ci["workflow"] = self.gh.workflow_file
         return {"ci": ci}
-
-    def options(self, graph: Graph) -> LegOptions:
-        return LegOptions(graph.concurrency, self.args.max_minutes, self.args.max_nodes)
 
     def lost(self, rid: str, why: MovedOn) -> None:
         """Another leg of this run won the compare-and-swap: this one ends, having spent nothing."""

@@ -257,7 +257,7 @@ class Job(CiJob):
                 source,
                 self.args.inputs,
                 self.environment(rid),
-                self.options(graph),
+                self.args.limits,
                 run_id=rid,
                 stamp=stamp,
             )
@@ -294,7 +294,7 @@ class Job(CiJob):
             return resume_run(
                 rid,
                 self.environment(rid),
-                self.options,
+                self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,
                 stamp=self.stamp(),

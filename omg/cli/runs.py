@@ -140,7 +140,7 @@ def run(
     with _rehearsing(rehearse, runs_dir, rid) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
         _attach_git(env, rid, commit=commit, push=push, base=base)
-        opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+        opts = LegOptions(concurrency, max_minutes, max_nodes)
         print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
     return _report(end, runs_dir, by_node)
@@ -180,8 +180,7 @@ def resume(
         who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
 
-    def options(graph: Graph) -> LegOptions:
-        return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+    opts = LegOptions(concurrency, max_minutes, max_nodes)
 
     with _rehearsing(rehearse, runs_dir, run_id) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
@@ -190,7 +189,7 @@ def resume(
         if env.commits is not None:
             env.commits.fetched_from = fetch  # a live lease there refuses this leg too
         print(f"Resuming run {run_id!r}", file=sys.stderr)
-        end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
+        end = resume_run(run_id, env, opts, retry_failed=retry_failed, decision=decision)
     return _report(end, runs_dir, by_node)
 
 

@@ -15,6 +15,7 @@ from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, ShellText, Token, render, render_shell
 from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
+from omg.leg.deadline import Deadline
 from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
 from omg.runners.process import Spawner, child_env
@@ -52,7 +53,7 @@ class Context:
     parent_env: Mapping[str, str]
     rehearsal: bool = False  # tag each agent request with its node, round and attempt
     budget_left: Callable[[], float | None] = lambda: None
-    time_left: Callable[[], float | None] = lambda: None  # seconds left in the leg's budget
+    deadline: Deadline = field(default_factory=Deadline)  # the leg's --max-minutes, one clock
     sleep: Callable[[float], None] = time.sleep
 
 
@@ -228,7 +229,7 @@ def execute(
                     f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"
                 ),
             )
-        action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.time_left())
+        action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.deadline.left())
         if action == "final":
             return _result(node, round_, out, j, attempt - 1, session or resume)
         prev = (out, j)

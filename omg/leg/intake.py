@@ -100,15 +100,14 @@ def fold_wave(run_id: str, env: Environment, wave: Wave, stamp: EventFields) -> 
     commits.moved_lanes = dict(wave.lanes)
     idle = not wave.next.entries
 
-    def options(g: Graph) -> LegOptions:
-        return LegOptions(g.concurrency, only=frozenset(), pause_idle=idle)
+    opts = LegOptions(only=frozenset(), pause_idle=idle)
 
     fanout: Fanout = {"folded": list(wave.folded)}
     if wave.missing:
         fanout["missing"] = list(wave.missing)
     if wave.stale:
         fanout["stale"] = list(wave.stale)
-    return resume_run(run_id, env, options, stamp={**stamp, "fanout": fanout}, replay=wave.events)
+    return resume_run(run_id, env, opts, stamp={**stamp, "fanout": fanout}, replay=wave.events)
 
 
 def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> None:

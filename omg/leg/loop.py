@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -23,9 +22,10 @@ FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its e
 
 @dataclass(frozen=True)
 class LegOptions:
-    """Per-leg limits from the command line."""
+    """One leg's limits, built once from the command line (or a CI job's arguments)."""
 
-    concurrency: int
+    #: Nodes at once; None: the graph's ``concurrency``.
+    concurrency: int | None = None
     max_minutes: float | None = None
     max_nodes: int | None = None
     #: A fan-out leg: only these nodes launch (a matrix job's entry; none in a fold); the other
@@ -34,6 +34,10 @@ class LegOptions:
     #: Whether the leg pauses at a ready gate or an exhausted loop once nothing else runs. A
     #: matrix job does not (its fold decides, seeing every entry); any other leg does.
     pause_idle: bool = True
+
+    def workers(self, graph: Graph) -> int:
+        """How many nodes this leg runs at once."""
+        return max(1, self.concurrency or graph.concurrency)
 
 
 #: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
@@ -48,14 +52,11 @@ class Leg:
         ctx: Context,
         opts: LegOptions,
         on_settled: SettledHook | None = None,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ctx = ctx
         self.opts = opts
-        ctx.time_left = self.time_left  # executions ask it before each retry
+        self.workers = opts.workers(ctx.graph)
         self.on_settled = on_settled
-        self.clock = clock
-        self.started = clock()
         self.launched = 0
         self.stop: Stop | None = None
         self.paused_at: str | None = None
@@ -70,7 +71,7 @@ class Leg:
     def run(self) -> LegResult:
         running: dict[Future[Result], str] = {}
         rec = self.ctx.recorder
-        with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
             while True:
                 if self.stop is None:
                     self._launch(pool, running)
@@ -109,7 +110,7 @@ class Leg:
 
     def _launch(self, pool: ThreadPoolExecutor, running: dict[Future[Result], str]) -> None:
         rec = self.ctx.recorder
-        while len(running) < max(1, self.opts.concurrency) and self.stop is None:
+        while len(running) < self.workers and self.stop is None:
             nodes = rec.state["nodes"]
             frontier = self._statuses()
             if self.graph.on_fail == "halt" and frontier.having("failed"):
@@ -184,16 +185,10 @@ class Leg:
         self.stop = "gate"
         self.paused_at = gate
 
-    def time_left(self) -> float | None:
-        """Seconds left in the leg's --max-minutes budget (None: no budget)."""
-        if self.opts.max_minutes is None:
-            return None
-        return self.opts.max_minutes * 60 - (self.clock() - self.started)
-
     def _leg_budget_allows(self, node: Node) -> bool:
         if self.opts.max_nodes is not None and self.launched >= self.opts.max_nodes:
             return False
-        left = self.time_left()
+        left = self.ctx.deadline.left()
         return left is None or node.timeout_s <= left
 
     def _graph_budget_spent(self, node: Node) -> bool:

@@ -17,6 +17,7 @@ from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions, notes
 from omg.leg.attempt import Context
+from omg.leg.deadline import Deadline
 from omg.leg.decisions import Decision
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
@@ -157,7 +158,7 @@ def start_run(
 def resume_run(
     run_id: str,
     env: Environment,
-    options: Callable[[Graph], LegOptions],
+    opts: LegOptions,
     *,
     retry_failed: bool = False,
     decision: Decision | None = None,
@@ -225,7 +226,6 @@ def resume_run(
                 return _nothing_to_do(run_id, env, state, graph)
         elif decision is None and not abandoned and not schedule.unfinished(graph, status):
             return _nothing_to_do(run_id, env, state, graph)
-        opts = options(graph)
         # a fold runs nothing, so it needs no secret input
         inputs = state["inputs"] if opts.only == frozenset() else _secret_inputs(graph, state, env)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
@@ -282,6 +282,7 @@ def _run_leg(
         else LocalWorkspace(env.root, rec.rundir.run_id),
         parent_env=env.parent_env,
         rehearsal=env.rehearsal,
+        deadline=Deadline.after(opts.max_minutes),  # from the leg's start, for the loop and retries
         budget_left=lambda: (
             None
             if graph.budget_usd is None

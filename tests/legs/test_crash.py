@@ -132,7 +132,7 @@ def _resume_in_process(root: Path, rid: str) -> Any:
     from omg.leg.start import Environment, resume_run
 
     env = Environment(runs_dir=root / RUNS, root=root)
-    return resume_run(rid, env, lambda g: LegOptions(g.concurrency)).result
+    return resume_run(rid, env, LegOptions()).result
 
 
 @pytest.mark.parametrize(
@@ -223,7 +223,7 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
     resume_run(
         "r",
         env,
-        lambda g: LegOptions(1),
+        LegOptions(1),
         decision=Decision(gate, approve, "ann", "because"),
     )
     full = events(rd)
