@@ -93,18 +93,14 @@ class Reporting(ABC):
         reply: tuple[str, str] | None = None,
     ) -> int:
         """Outputs, summary, annotations and the sticky comment; then the next leg, if due."""
-        from omg.graph.load import graph_from_snapshot
+        from omg.leg.run import open_run
 
         run_id = end.run_id if end is not None else rid
         if run_id is None:  # a leg that lost its race before the run existed anywhere
             return self.skip(" ".join(self.notes) or "nothing ran", quiet=False)
-        rundir = RunDir(self.runs_dir / run_id)
-        state = rundir.read_state()
-        graph = (
-            end.graph
-            if end is not None
-            else graph_from_snapshot(state["graph"], state["graph_source"])
-        )
+        run = open_run(self.runs_dir, run_id)
+        rundir, state = run.rundir, run.state
+        graph = end.graph if end is not None else run.graph
         events = list(rundir.read_events())
         from omg.leg.start import leg_mask
 
@@ -127,8 +123,8 @@ class Reporting(ABC):
                 sit = Situation(
                     sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
                 )
-                rundir_state = rundir.read_state()
-                state, events = rundir_state, list(rundir.read_events())
+                state = open_run(self.runs_dir, run_id).state  # the dispatch note moved it on
+                events = list(rundir.read_events())
             commands, cut = annotation_lines(graph, state, state["graph_source"], self.findings)
             for line in commands:
                 print(mask.text(line))
@@ -179,7 +175,9 @@ class Reporting(ABC):
             fields["workflow_run_id"] = sent["workflow_run_id"]
         if sent.get("url"):
             fields["url"] = sent["url"]
-        leg = len(RunDir(self.runs_dir / rid).read_state()["legs"])
+        from omg.leg.run import open_run
+
+        leg = len(open_run(self.runs_dir, rid).state["legs"])
         self.note(
             rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}", f"dispatched-leg{leg}"
         )

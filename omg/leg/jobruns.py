@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.errors import OmgError, UsageError
-from omg.leg.run import open_run
+from omg.leg.run import find_run, open_run
 from omg.state.events import EventFields, EventKind
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
@@ -58,8 +58,8 @@ class JobRuns:
         A comment or dispatch leg runs on the default branch; its lanes must still hold the
         PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
         """
-        path = self.runs_dir / run_id / "state.json"
-        pr = open_run(self.runs_dir, run_id).state.get("pull_request") if path.exists() else None
+        run = find_run(self.runs_dir, run_id)
+        pr = run.state.get("pull_request") if run is not None else None
         if pr is None:
             return "HEAD"
         sha = pr["head_sha"]
