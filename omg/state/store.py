@@ -20,6 +20,7 @@ from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
+from omg.state.events import Event
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
 from omg.state.records import State
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
@@ -284,7 +285,7 @@ class RunDir:
             self._lock_fd = None
 
     # -- events ---------------------------------------------------------------
-    def append_event(self, event: dict[str, Any]) -> dict[str, Any]:
+    def append_event(self, event: Event) -> Event:
         """Append one line, masked, with a single write (no fsync: see ``checkpoint``); the
         event as written (what the state must fold).
 
@@ -307,7 +308,7 @@ class RunDir:
         os.write(self._events_fd, data)
         return event
 
-    def read_events(self) -> Iterator[dict[str, Any]]:
+    def read_events(self) -> Iterator[Event]:
         """Every event, in file order; a torn, oversized or foreign line is a StateError."""
         with self._open(EVENTS, events_fix(self.path)) as fh:
             for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), b""), 1):
@@ -325,7 +326,7 @@ class RunDir:
         except FileNotFoundError:
             raise StateError(f"{self._missing(name)} {NOTHING}; {fix}") from None
 
-    def _parse_line(self, raw: bytes, n: int) -> dict[str, Any]:
+    def _parse_line(self, raw: bytes, n: int) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
                 ev = json.loads(raw)
@@ -336,7 +337,7 @@ class RunDir:
                 return ev  # type: ignore[no-any-return]  # the hot path: one parse, 3 lookups
         return self._refuse_line(raw, n)
 
-    def _refuse_line(self, raw: bytes, n: int) -> dict[str, Any]:
+    def _refuse_line(self, raw: bytes, n: int) -> Event:
         """The Damaged that says exactly how a line is damaged."""
         path, fix = self.events_path, events_fix(self.path)
         if len(raw) > MAX_LINE:
