@@ -14,9 +14,9 @@ from omg.graph.model import Graph
 from omg.leg.commits import Warn
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
+from omg.records import Fanout
 from omg.state import State, fold
 from omg.state.events import Event, EventFields
-from omg.state.records import Fanout
 from omg.state.wave import BOOKKEEPING, merge_wave
 
 #: A record's files the fold writes itself: everything else the jobs changed is taken in.

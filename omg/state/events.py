@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Literal, Required, get_args
 
 from omg.kinds import Cause, Outcome, Provenance
+from omg.records import CiRun, Fanout, PullRequestRecord
 from omg.spend import SpendFields
-from omg.state.records import CiRun, Fanout, PullRequestRecord
 
 EventKind = Literal[
     "run_started",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, Ruling
+from omg.records import Dispatched, LegRecord, State
 from omg.spend import LAST_REPORTED, Spend
-from omg.state.events import Event
-from omg.state.records import Dispatched, LegRecord, State
+
+if TYPE_CHECKING:
+    from omg.state.events import Event
 
 STATE_SCHEMA = 1
 EVENT_SCHEMA = 1

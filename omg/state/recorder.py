@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TypeVar, Unpack, cast
 
+from omg.records import State
 from omg.state.events import Event, EventFields, EventKind
 from omg.state.fold import EVENT_SCHEMA, apply
-from omg.state.records import State
 from omg.state.store import RunDir
 
 #: Events after which state.json is rewritten: whatever settles a node (or a leg). A retry's

@@ -20,9 +20,9 @@ from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
+from omg.records import State
 from omg.state.events import Event
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
-from omg.state.records import State
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
 
 STATE = "state.json"
