@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 from omg.cli.leg_report import Reporting, say
 from omg.errors import MovedOn
 from omg.github.client import GitHub
-from omg.github.env import Actions, git_tokens
+from omg.github.env import Actions, api_backoff, git_tokens
 from omg.graph.findings import Finding
 from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
@@ -20,6 +20,7 @@ from omg.records import CiRun
 from omg.state.events import EventFields, EventKind
 
 if TYPE_CHECKING:
+    from omg.leg.run import Run
     from omg.leg.start import Environment, LegEnd
 
 
@@ -56,15 +57,20 @@ class CiJob(Reporting):
         self.dispatch_workflow = args.dispatch_workflow
         self.environ = environ
         self.api = GitHub(
-            gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
+            gh.api_url,
+            gh.repository,
+            gh.token,
+            backoff=api_backoff(environ),
+            warn=say,
+            mask=Masker.from_env(environ),
         )
         self.runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.default_branch = ""
 
-    def environment(self, run_id: str) -> Environment:
-        return self.runs.environment(run_id)
+    def environment(self, run_id: str, run: Run | None = None) -> Environment:
+        return self.runs.environment(run_id, run)
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
         return self.runs.fetch(run_id, replace=replace)

@@ -280,7 +280,8 @@ class Job(CiJob):
         to judge again; without, the leg ends saying why."""
         from omg.leg.start import resume_run
 
-        state = (run or open_run(self.args.runs_dir, rid)).state
+        run = run or open_run(self.args.runs_dir, rid)
+        state = run.state
         if quiet_if_paused and state["paused_at"] and decision is None:
             return None
         if state["status"] == "superseded":
@@ -293,7 +294,7 @@ class Job(CiJob):
         try:
             return resume_run(
                 rid,
-                self.environment(rid),
+                self.environment(rid, run),
                 self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,

@@ -60,8 +60,9 @@ def _rehearsing(
 
 def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
     run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
-    events = list(RunDir(runs_dir / run_id).read_events())
-    versions = sorted({str(e["cli_version"]) for e in events if e.get("cli_version")})
+    # the fold keeps each node's CLI version: the whole history is not read for them
+    records = state["nodes"].values()
+    versions = sorted({str(r["cli_version"]) for r in records if r.get("cli_version")})
     if len(versions) > 1:
         from omg.runners.registry import pin_hint
 
@@ -71,6 +72,7 @@ def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
             f"pin one version ({how}) so legs behave alike"
         )
     print()
+    events = () if by_node else RunDir(runs_dir / run_id).read_events()
     print(ledger.render(graph, state, events, by_node=by_node))
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}")

@@ -20,7 +20,7 @@ from omg.state.events import Event, EventFields
 from omg.state.wave import BOOKKEEPING, merge_wave
 
 #: A record's files the fold writes itself: everything else the jobs changed is taken in.
-OWN_FILES = frozenset({"state.json", "events.jsonl"})
+OWN_FILES = frozenset({"state.json", "events.jsonl", "events"})
 #: What a matrix job may record, each about a node of its own entry.
 NODE_EVENTS = frozenset({"node_started", "node_retried", "node_passed", "node_failed"})
 
@@ -119,7 +119,7 @@ def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> Non
 
 
 def _events(repo: RunRepo, run_id: str, sha: str) -> list[Event]:
-    text = repo.read_run_file(run_id, "events.jsonl", ref=sha)
+    text = repo.read_run_log(run_id, ref=sha)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

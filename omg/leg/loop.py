@@ -116,9 +116,12 @@ class Leg:
             if self.graph.on_fail == "halt" and frontier.having("failed"):
                 self.stop = "halt"
                 return
-            candidates = frontier.ready(set(running.values()))
+            busy = set(running.values())
             if self.opts.only is not None:
-                candidates = self._only(candidates, running)
+                candidates = self._only(frontier.ready(busy), running)
+            else:
+                first = frontier.first(busy)
+                candidates = [] if first is None else [first]
             if not candidates:
                 awaiting = frontier.having("awaiting")
                 if awaiting and not running and self.opts.pause_idle:
@@ -231,7 +234,7 @@ class Leg:
         common["retries"] = res.retries or None
         if res.passed:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
-            rd.failed(res.node_id).unlink(missing_ok=True)
+            rd.remove_payload(rd.failed(res.node_id))
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
             rec.emit(
                 "node_passed",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import Hint, InputError, OmgError, RunFailed, StateError, UsageError
+from omg.errors import Hint, InputError, MovedOn, OmgError, RunFailed, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions, notes
@@ -321,7 +321,14 @@ def _run_leg(
             opts,
             on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
         )
-        result = leg.run()
+        try:
+            result = leg.run()
+        except MovedOn:
+            raise  # another leg holds the run: nothing of this one is pushed
+        except BaseException:
+            if commits is not None:  # a leg that failed pushes what it settled
+                commits.push_pending(rec)
+            raise
         if commits is not None:
             notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
             commits.after_leg(rec, result)

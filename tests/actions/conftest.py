@@ -26,6 +26,6 @@ def github(tmp_path: Path, api: StandIn) -> Iterator[Callable[[str], Repo]]:
     with serving(tmp_path / "github", TOKEN) as server:
 
         def make(graph: str) -> Repo:
-            return Repo(tmp_path, api, graph, server)
+            return Repo(tmp_path, api, graph, server, in_process=True)
 
         yield make

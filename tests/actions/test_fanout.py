@@ -3,6 +3,7 @@ fresh clone per matrix entry (all started at once), and a fold job — wave by w
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -307,35 +308,59 @@ def test_nodes_sharing_a_lane_run_on_one_machine_and_the_lane_travels_to_the_nex
     )
 
 
-def delayed_graph(shared: str) -> str:
-    """Twelve nodes that start together once ``shared``/go exists, then sleep as long as
-    ``shared``/<node> says: the order they finish in."""
-    wait = f"touch {shared}/ready-{{n}}; while [ ! -f {shared}/go ]; do sleep 0.02; done"
+def turned_graph(shared: str) -> str:
+    """Twelve nodes, each blocked (using no CPU) on the FIFO ``shared``/turn-<node> until the
+    test opens it: the order they finish in is the test's, whatever the machine's speed."""
     return "name: wide\nconcurrency: 12\nnodes:\n" + "".join(
-        f"  - {{id: {n}, run: '{wait.format(n=n)}; sleep $(cat {shared}/{n}); echo {n}'}}\n"
+        f"  - {{id: {n}, run: 'touch {shared}/ready-{n}; read go < {shared}/turn-{n}; echo {n}'}}\n"
         for n in TWELVE
     )
+
+
+def _release(fifo: Path) -> None:
+    """Let the node reading ``fifo`` go on (once it is reading it)."""
+
+    def opened() -> bool:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:  # ENXIO: the node has not opened it yet
+            assert exc.errno == errno.ENXIO, exc
+            return False
+        os.write(fd, b"go\n")
+        os.close(fd)
+        return True
+
+    wait_for(opened)
+
+
+def _has_passed(events: Path) -> bool:
+    lines = events.read_text().splitlines() if events.exists() else []
+    return any(json.loads(line)["event"] == "node_passed" for line in lines)
 
 
 def test_the_fold_is_the_same_whatever_order_the_matrix_jobs_finished_in(
     github: Make, shared: Path
 ) -> None:
-    gh = github(delayed_graph(str(shared)))
+    gh = github(turned_graph(str(shared)))
     base = plan(gh, "wide").outputs["base"]
     origin = pygit2.Repository(str(gh.origin))
+    for n in TWELVE:
+        os.mkfifo(shared / f"turn-{n}")
     folds: list[tuple[str, list[str]]] = []
     for order in (
         TWELVE,
         TWELVE[::-1],
         [TWELVE[i] for i in (5, 0, 11, 3, 8, 1, 10, 6, 2, 9, 4, 7)],
     ):
-        for rank, node in enumerate(order):
-            (shared / node).write_text(f"{0.25 * rank:.2f}")
-        (shared / "go").unlink(missing_ok=True)
-        running = [node_job(gh, "wide", n, base, start=True) for n in TWELVE]
+        running = {n: node_job(gh, "wide", n, base, start=True) for n in TWELVE}
         wait_for(lambda: all((shared / f"ready-{n}").exists() for n in TWELVE))
-        (shared / "go").touch()
-        for r in running:
+        for node in order:  # each finishes, its node_passed recorded, before the next may
+            job = running[node]
+            assert isinstance(job, Running)
+            _release(shared / f"turn-{node}")
+            wait_for(lambda job=job: _has_passed(job.work / ".omg/runs/wide/events.jsonl"))
+            time.sleep(0.002)  # the next one's node_passed is stamped a later millisecond
+        for r in running.values():
             assert isinstance(r, Running) and r.wait().rc == 0
         finished = sorted(TWELVE, key=lambda n: _passed_at(origin, n))
         assert finished == order  # the jobs really did finish in this order

@@ -73,11 +73,11 @@ def test_no_canary_reaches_github(github: Make, tmp_path: Path) -> None:
             "ANTHROPIC_BASE_URL": stub.url,
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         }
-        jobs.append(gh.run("pull_request", gh.pr_event("opened", 2), extra=extra))
+        jobs.append(gh.run("pull_request", gh.pr_event("opened", 2), extra=extra, process=True))
         assert jobs[0].outputs.get("status") == "paused", jobs[0].stderr + jobs[0].stdout
         ref = jobs[0].outputs["state-ref"][:7]
         approve = gh.comment_event(2, f"/omg approve ship @{ref}", "Codertocat", "OWNER")
-        jobs.append(gh.run("issue_comment", approve, extra=extra))
+        jobs.append(gh.run("issue_comment", approve, extra=extra, process=True))
     assert jobs[1].rc == 1 and jobs[1].outputs["status"] == "failed", jobs[1].stderr
     rid = jobs[0].outputs["run-id"]
     # the failures and the secrets were there to leak: the comment names them, masked

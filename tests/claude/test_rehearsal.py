@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from kit import omg_in_process
 
 from .conftest import ROOT, Env
 
@@ -21,10 +22,7 @@ nodes:
 
 
 def omg(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "omg", *args], cwd=repo, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
+    return omg_in_process(*args, cwd=repo, env=env)  # the CLI under test is claude's
 
 
 def events(run: Path) -> list[dict]:

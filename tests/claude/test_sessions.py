@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from kit import omg_in_process
 
 from .conftest import Env, git_repo
 
@@ -44,10 +45,7 @@ rules:
 
 
 def omg(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "omg", *args], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
+    return omg_in_process(*args, cwd=cwd, env=env)  # the CLI under test is claude's
 
 
 def state(repo: Path, rid: str) -> dict[str, Any]:
