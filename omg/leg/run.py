@@ -42,12 +42,6 @@ def open_run(runs_dir: Path, run_id: str) -> Run:
     return Run(rundir, rundir.read_state())
 
 
-def find_run(runs_dir: Path, run_id: str) -> Run | None:
-    """Run ``run_id`` opened as ``open_run`` does, or None when it has no state.json yet."""
-    rundir = RunDir(runs_dir / run_id)
-    return Run(rundir, rundir.read_state()) if rundir.state_path.exists() else None
-
-
 def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
     """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads
     (a long graph name is cut to keep the id within a run id's length)."""
