@@ -5,13 +5,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from omg.graph.model import Graph, Node
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Outcome, StopReason
+from omg.records import GateRecord, NodeRecord
 
 Status = Literal["passed", "failed", "pending", "awaiting"]
-Records = Mapping[str, Mapping[str, Any]]
+Records = Mapping[str, NodeRecord]
 
 
 def loop_round(graph: Graph, records: Records, declarer: str) -> int:
@@ -73,7 +74,7 @@ def ready(
     return out
 
 
-def affected_by(graph: Graph, event: Mapping[str, Any]) -> frozenset[str] | None:
+def affected_by(graph: Graph, event: Mapping[str, object]) -> frozenset[str] | None:
     """The nodes whose status ``event`` can change; None when it may change any of them.
 
     A status reads the node's own record and its loop declarer's round, so a node event
@@ -224,7 +225,7 @@ class Rearm:
     gates: tuple[str, ...]  # implicit gates whose decision the fresh rounds forget
 
 
-def rearm(graph: Graph, records: Records, gates: Mapping[str, Mapping[str, Any]]) -> Rearm:
+def rearm(graph: Graph, records: Records, gates: Mapping[str, GateRecord]) -> Rearm:
     """The ``--retry-failed`` decision: failed records and exhausted loops, re-armed whole."""
     rejected = {g for g, d in gates.items() if d.get("decision") == "reject"}
     cleared = {

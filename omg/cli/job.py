@@ -16,8 +16,8 @@ from omg.graph.findings import Finding
 from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
 from omg.mask import Masker
+from omg.records import CiRun
 from omg.state.events import EventFields, EventKind
-from omg.state.records import CiRun
 
 if TYPE_CHECKING:
     from omg.leg.run import Run

@@ -28,9 +28,9 @@ from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
 from omg.leg.run import Run, open_run, pr_run_id
+from omg.records import PullRequestRecord
 from omg.state import State
 from omg.state.events import EventFields
-from omg.state.records import PullRequestRecord
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:

@@ -52,8 +52,9 @@ def _rehearsing(
         yield None
         return
     from omg.cli.rehearsal import rehearsal
+    from omg.runners.registry import rehearsal_home
 
-    with rehearsal(script, runs_dir.parent / "rehearsal" / run_id / "claude") as env:
+    with rehearsal(script, rehearsal_home(runs_dir.parent / "rehearsal" / run_id)) as env:
         yield env
 
 
@@ -63,9 +64,12 @@ def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
     records = state["nodes"].values()
     versions = sorted({str(r["cli_version"]) for r in records if r.get("cli_version")})
     if len(versions) > 1:
+        from omg.runners.registry import pin_hint
+
+        runtime, how = pin_hint()
         _warn(
-            f"warning: run {run_id!r} ran its agent nodes with claude {', '.join(versions)}; "
-            "pin one version (npm install @anthropic-ai/claude-code@X) so legs behave alike"
+            f"warning: run {run_id!r} ran its agent nodes with {runtime} {', '.join(versions)}; "
+            f"pin one version ({how}) so legs behave alike"
         )
     print()
     events = () if by_node else RunDir(runs_dir / run_id).read_events()

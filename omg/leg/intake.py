@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from omg import matrix
 from omg.errors import GitError, OmgError
@@ -15,9 +14,9 @@ from omg.graph.model import Graph
 from omg.leg.commits import Warn
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
+from omg.records import Fanout
 from omg.state import State, fold
-from omg.state.events import EventFields
-from omg.state.records import Event, Fanout
+from omg.state.events import Event, EventFields
 from omg.state.wave import BOOKKEEPING, merge_wave
 
 #: A record's files the fold writes itself: everything else the jobs changed is taken in.
@@ -32,7 +31,7 @@ class Wave:
 
     base: str
     folded: dict[str, str]  # entry → record commit, in graph order
-    events: list[dict[str, Any]]  # their events, merged: what the fold's leg replays
+    events: list[Event]  # their events, merged: what the fold's leg replays
     stale: tuple[str, ...]  # records of another wave (or refused): ignored and deleted
     missing: tuple[str, ...]  # planned entries that published nothing: planned again
     lanes: dict[str, str]  # lane branch → the head its entry's job left it at

@@ -6,14 +6,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
 from omg.leg.attempt import Context, Result, execute
 from omg.schedule import LegResult
 from omg.state import State
-from omg.state.events import EventFields
+from omg.state.events import Event, EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
 Stop = Literal["halt", "gate", "leg_budget"]
@@ -85,7 +85,7 @@ class Leg:
         return self._finish(status)
 
     # -- launching --------------------------------------------------------------
-    def _on_event(self, ev: dict[str, Any], state: State) -> None:
+    def _on_event(self, ev: Event, state: State) -> None:
         """Recorder listener (called under its lock): note whose status the event may change."""
         if self._touched is not None:
             touched = schedule.affected_by(self.graph, ev)

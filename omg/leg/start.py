@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
@@ -26,7 +26,7 @@ from omg.runners import Runner, default_runners
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
-from omg.state.events import EventFields
+from omg.state.events import Event, EventFields
 from omg.state.recorder import Listener, Recorder
 from omg.state.runid import MAX_RUN_ID, check_run_id, slug
 from omg.state.store import RunDir, catch_up, load_run
@@ -163,7 +163,7 @@ def resume_run(
     retry_failed: bool = False,
     decision: Decision | None = None,
     stamp: EventFields | None = None,
-    replay: Sequence[dict[str, Any]] = (),
+    replay: Sequence[Event] = (),
 ) -> LegEnd:
     """The next leg of an existing run; ``result`` None when there was nothing to do.
 
@@ -267,7 +267,7 @@ def _run_leg(
     inputs: Mapping[str, str],
     start: EventFields,
     given: list[Decision],
-    replay: Sequence[dict[str, Any]] = (),
+    replay: Sequence[Event] = (),
 ) -> LegResult:
     commits = env.commits
     ctx = Context(
@@ -342,7 +342,7 @@ def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:
     """Whether the run_started ``start`` would leave anything to run (folded on a copy)."""
     probe = fold([], state)
     event = {"event": "run_started", "seq": state["seq"] + 1, "leg": len(state["legs"]) + 1}
-    apply(probe, {**event, "ts": "", "run_id": state["run_id"], **start})
+    apply(probe, cast(Event, {**event, "ts": "", "run_id": state["run_id"], **start}))
     return bool(schedule.unfinished(graph, schedule.statuses(graph, probe["nodes"])))
 
 

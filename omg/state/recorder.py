@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Unpack
+from typing import TypeVar, Unpack, cast
 
-from omg.state.events import EventFields, EventKind
+from omg.records import State
+from omg.state.events import Event, EventFields, EventKind
 from omg.state.fold import EVENT_SCHEMA, apply
-from omg.state.records import State
 from omg.state.store import RunDir
 
 #: Events after which state.json may be rewritten for live readers: whatever settles a node (or
@@ -22,20 +22,22 @@ _MID_EXECUTION = ("node_started", "gate_approved", "gate_rejected")
 STATE_EVERY = 1.0
 
 
-def _settles(ev: dict[str, Any]) -> bool:
+def _settles(ev: Event) -> bool:
     if ev["event"] in _MID_EXECUTION:
         return False
     return not (ev["event"] == "node_retried" and ev.get("reason") == "retry")
 
 
-Listener = Callable[[dict[str, Any], State], None]
+T = TypeVar("T")
+
+Listener = Callable[[Event, State], None]
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _touched(ev: dict[str, Any]) -> frozenset[str] | None:
+def _touched(ev: Event) -> frozenset[str] | None:
     """The node records an event can change (None: any of them)."""
     if ev["event"] == "run_started":
         return None
@@ -72,21 +74,23 @@ class Recorder:
 
     def emit(
         self, event: EventKind, fields: EventFields | None = None, /, **more: Unpack[EventFields]
-    ) -> dict[str, Any]:
+    ) -> Event:
         """Append one event (``fields`` then ``more``; None values left out), fold it, return it."""
         with self._lock:
-            ev: dict[str, Any] = {
+            given: EventFields = {**(fields or {}), **more}
+            present = cast(EventFields, {k: v for k, v in given.items() if v is not None})
+            ev: Event = {
                 "schema": EVENT_SCHEMA,
                 "seq": self._last_seq + 1,
                 "ts": now_iso(),
                 "run_id": self.rundir.run_id,
                 "leg": self.leg,
                 "event": event,
+                **present,
             }
-            ev.update({k: v for k, v in {**(fields or {}), **more}.items() if v is not None})
             return self._append(ev)
 
-    def replay(self, ev: dict[str, Any]) -> dict[str, Any]:
+    def replay(self, ev: Event) -> Event:
         """Append an event another process recorded (a matrix job's, merged by the fold): its
         fields and time kept, numbered and put in this leg (``seq`` must follow on)."""
         with self._lock:
@@ -100,15 +104,15 @@ class Recorder:
         """The seq of the last event appended."""
         return self._last_seq
 
-    def noted(self, note: dict[str, Any]) -> dict[str, Any]:
+    def noted(self, note: Mapping[str, object]) -> Event:
         """Append a note recorded off the run branch (a refused decision, a dispatch): its
         fields, time and leg (the one it was noted in) kept, numbered on."""
         with self._lock:
             envelope = {"schema": EVENT_SCHEMA, "seq": self._last_seq + 1, "ts": note["ts"]}
-            ev = {**envelope, "run_id": self.rundir.run_id, "leg": note["leg"], **note}
+            ev = cast(Event, {**envelope, "run_id": self.rundir.run_id, "leg": note["leg"], **note})
             return self._append(ev)
 
-    def _append(self, ev: dict[str, Any], write: bool = True) -> dict[str, Any]:
+    def _append(self, ev: Event, write: bool = True) -> Event:
         with self._lock:
             event = ev["event"]
             ev = self.rundir.append_event(ev)  # masked: the state folds what was written
@@ -151,7 +155,7 @@ class Recorder:
         """What a human judged: the run branch commit when the run lives in git, else the seq."""
         return self.state_ref or f"seq:{self.state['seq']}"
 
-    def read(self, fn: Callable[[State], Any]) -> Any:
+    def read(self, fn: Callable[[State], T]) -> T:
         """Run ``fn`` on the state under the lock (for worker threads)."""
         with self._lock:
             return fn(self.state)

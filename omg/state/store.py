@@ -22,8 +22,9 @@ from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
 from omg.nodefile import on_disk
+from omg.records import State
+from omg.state.events import Event
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
-from omg.state.records import State
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
 
 STATE = "state.json"
@@ -337,7 +338,7 @@ class RunDir:
             self._lock_fd = None
 
     # -- events ---------------------------------------------------------------
-    def append_event(self, event: dict[str, Any]) -> dict[str, Any]:
+    def append_event(self, event: Event) -> Event:
         """Append one line, masked, with a single write (no fsync: see ``checkpoint``); the
         event as written (what the state must fold).
 
@@ -387,7 +388,7 @@ class RunDir:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._events_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def read_events(self) -> Iterator[dict[str, Any]]:
+    def read_events(self) -> Iterator[Event]:
         """Every event, in order; a torn, oversized or foreign line is a StateError."""
         segments = self._segments()
         for path in segments:
@@ -420,7 +421,7 @@ class RunDir:
         except FileNotFoundError:
             raise StateError(f"{self._missing(path.name)} {NOTHING}; {fix}") from None
 
-    def _parse_line(self, raw: bytes, n: int, path: Path) -> dict[str, Any]:
+    def _parse_line(self, raw: bytes, n: int, path: Path) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
                 ev = json.loads(raw)
@@ -431,7 +432,7 @@ class RunDir:
                 return ev  # type: ignore[no-any-return]  # the hot path: one parse, 3 lookups
         return self._refuse_line(raw, n, path)
 
-    def _refuse_line(self, raw: bytes, n: int, path: Path) -> dict[str, Any]:
+    def _refuse_line(self, raw: bytes, n: int, path: Path) -> Event:
         """The Damaged that says exactly how a line is damaged."""
         fix = events_fix(self.path)
         if len(raw) > MAX_LINE:

@@ -22,9 +22,9 @@ from typing import Any, BinaryIO
 
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
+from omg.records import State
 from omg.state.events import EVENT_KINDS
 from omg.state.fold import EVENT_SCHEMA, apply, empty_state
-from omg.state.records import State
 
 #: Bytes read at a time: the pass streams, whatever the size of the history.
 CHUNK = 1 << 20
