@@ -58,7 +58,12 @@ ByNode = Annotated[
 NoCommit = Annotated[bool, typer.Option("--no-commit", help="Do not commit the run to git.")]
 Push = Annotated[
     str | None,
-    typer.Option("--push", metavar="REMOTE", help="Push the run branch after each commit."),
+    typer.Option(
+        "--push",
+        metavar="REMOTE",
+        help="Push the run branch at the leg's start, pause, end or failure, and every "
+        "OMG_PUSH_EVERY seconds (default 5) as nodes settle.",
+    ),
 ]
 Rehearse = Annotated[
     Path | None,

@@ -16,10 +16,11 @@ from omg.graph.findings import Finding
 from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
 from omg.mask import Masker
+from omg.records import CiRun
 from omg.state.events import EventFields, EventKind
-from omg.state.records import CiRun
 
 if TYPE_CHECKING:
+    from omg.leg.run import Run
     from omg.leg.start import Environment, LegEnd
 
 
@@ -68,8 +69,8 @@ class CiJob(Reporting):
         self.notes: list[str] = []
         self.default_branch = ""
 
-    def environment(self, run_id: str) -> Environment:
-        return self.runs.environment(run_id)
+    def environment(self, run_id: str, run: Run | None = None) -> Environment:
+        return self.runs.environment(run_id, run)
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
         return self.runs.fetch(run_id, replace=replace)

@@ -97,12 +97,22 @@ class Renderer:
             path = self.ctx.rundir.feedback(tok.ref)
             return path.read_text(encoding="utf-8") if path.exists() else ""
         path = self.ctx.rundir.artifact(tok.ref)
+        if not path.exists() and self._passed(tok.ref):  # an empty reply is no file
+            if tok.inline:
+                return ""
+            self.ctx.rundir.write_empty(path)  # a path to read: made when one is asked for
         if not path.exists():
             raise ResolveError(
                 f"cannot resolve {tok.text}: artifact not available "
                 f"(node {tok.ref!r} has not passed)"
             )
         return path.read_text(encoding="utf-8") if tok.inline else str(path.resolve())
+
+    def _passed(self, node_id: str) -> bool:
+        return bool(
+            self.ctx.recorder.read(lambda st: st["nodes"].get(node_id, NO_RECORD)["verdict"])
+            == "PASS"
+        )
 
     def text(self, text: str) -> str:
         return render(text, self.resolve)

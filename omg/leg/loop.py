@@ -6,14 +6,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
 from omg.leg.attempt import Context, Result, execute
 from omg.schedule import LegResult
 from omg.state import State
-from omg.state.events import EventFields
+from omg.state.events import Event, EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
 Stop = Literal["halt", "gate", "leg_budget"]
@@ -85,7 +85,7 @@ class Leg:
         return self._finish(status)
 
     # -- launching --------------------------------------------------------------
-    def _on_event(self, ev: dict[str, Any], state: State) -> None:
+    def _on_event(self, ev: Event, state: State) -> None:
         """Recorder listener (called under its lock): note whose status the event may change."""
         if self._touched is not None:
             touched = schedule.affected_by(self.graph, ev)
@@ -116,9 +116,12 @@ class Leg:
             if self.graph.on_fail == "halt" and frontier.having("failed"):
                 self.stop = "halt"
                 return
-            candidates = frontier.ready(set(running.values()))
+            busy = set(running.values())
             if self.opts.only is not None:
-                candidates = self._only(candidates, running)
+                candidates = self._only(frontier.ready(busy), running)
+            else:
+                first = frontier.first(busy)
+                candidates = [] if first is None else [first]
             if not candidates:
                 awaiting = frontier.having("awaiting")
                 if awaiting and not running and self.opts.pause_idle:
@@ -231,7 +234,7 @@ class Leg:
         common["retries"] = res.retries or None
         if res.passed:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
-            rd.failed(res.node_id).unlink(missing_ok=True)
+            rd.remove_payload(rd.failed(res.node_id))
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
             rec.emit(
                 "node_passed",

@@ -191,7 +191,14 @@ class Repo:
         return [e["node_id"] for e in self.run_events(run_id) if e["event"] == "node_started"]
 
     def run_events(self, run_id: str) -> list[dict[str, Any]]:
-        return [json.loads(ln) for ln in self.run_file(run_id, "events.jsonl").splitlines()]
+        """events.jsonl on origin's run branch, then its chunks in events/."""
+        text = self.run_file(run_id, "events.jsonl")
+        repo = pygit2.Repository(str(self.origin))
+        tree = repo.revparse_single(f"refs/heads/omg/runs/{run_id}").peel(pygit2.Commit).tree
+        if "events" in tree:
+            chunks = tree["events"].peel(pygit2.Tree)
+            text += "".join(repo[e.id].data.decode() for e in sorted(chunks, key=lambda e: e.name))
+        return [json.loads(ln) for ln in text.splitlines()]
 
     def notes(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The notes origin holds about the run, not folded in yet: note id → what it records."""
