@@ -657,7 +657,7 @@ def _kill_and_resume(
             # 3: a run that failed (and halted) asks for --retry-failed instead.
             assert res.returncode in (0, 1, 3), res.stderr
             break
-    assert _settled(rd)
+    assert _settled(rd), f"the run never settled; the last resume said: {res.stderr}"
     final = run_dir_check(rd)
     got, want = comparable(final), comparable(baseline)
     lanes = got.pop("worktrees")  # in git: the lane's branch and commit, which differ by nature
