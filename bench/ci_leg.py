@@ -1,11 +1,12 @@
 """omg's own part of a CI leg, in the workflow simulation of tests/actions: a PR opened (runs to
 its gate) then an approval comment (runs to the end), each job in a fresh depth-1 clone of an
 origin served over smart HTTP, with the REST stand-in answering. Reports, per job, the wall
-time of `omg leg`, the time its nodes ran, and omg's share; then where omg's share goes
+time of `omg leg`, the time its nodes ran, omg's share and the pushes it made (every push to
+origin: the run branch, its lease and notes); then where omg's share goes
 (cProfile of the same jobs: restore the run branch, leg bookkeeping and commits, push,
 summary, comment); and the action's install step (uv, uv bootstrapped by pip, pip).
 
-    python bench/ci_leg.py [--quick] [--nodes N] [--repeats R]
+    python bench/ci_leg.py [--quick] [--nodes N] [--repeats R] [--no-install]
 """
 
 from __future__ import annotations
@@ -78,14 +79,17 @@ def one_loop(work: Path, nodes: int, profile: Path | None) -> list[dict[str, Any
                 py: tuple[str, ...] = ()
                 if profile is not None:
                     py = ("-m", "cProfile", "-o", str(profile / f"leg{i}.prof"))
+                pushed = git.pushes()
                 job = gh.job(name, event, python=py)
                 assert isinstance(job, Job) and job.rc == 0, getattr(job, "stderr", job)
+                pushed = git.pushes() - pushed
                 took = job.seconds
                 rid = job.outputs["run-id"]
                 ran = node_seconds(gh, rid, i)
                 rows.append(
-                    {"job": name, "status": job.outputs["status"], "wall_s": took, "nodes_s": ran}
-                )
+                    {"job": name, "status": job.outputs["status"], "wall_s": took, "nodes_s": ran,
+                     "pushes": pushed}
+                )  # fmt: skip
             return rows
     finally:
         server.shutdown()
@@ -162,6 +166,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one small loop, no install timings")
     ap.add_argument("--nodes", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--no-install", action="store_true", help="leave out the install timings")
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
     nodes = 2 if args.quick else args.nodes
@@ -170,20 +175,24 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             loops.append(one_loop(Path(tmp), nodes, None))
     print(f"simulated PR loop, {nodes} shell nodes + gate + 1, median of {repeats}")
-    print(f"{'job':<15} {'status':<8} {'omg leg':>9} {'nodes':>8} {'omg share':>10}")
+    print(
+        f"{'job':<15} {'status':<8} {'omg leg':>9} {'nodes':>8} {'omg share':>10} {'pushes':>7}"
+    )
     results: dict[str, Any] = {"nodes": nodes, "jobs": []}
     for i in range(len(loops[0])):
         wall = statistics.median(loop[i]["wall_s"] for loop in loops)
         ran = statistics.median(loop[i]["nodes_s"] for loop in loops)
+        pushes = max(loop[i]["pushes"] for loop in loops)
         row = loops[0][i]
         share = (wall - ran) * 1000
         print(
             f"{row['job']:<15} {row['status']:<8} {wall * 1000:>7.0f}ms {ran * 1000:>6.0f}ms "
-            f"{share:>8.0f}ms"
+            f"{share:>8.0f}ms {pushes:>7}"
         )
         results["jobs"].append(
-            {"job": row["job"], "wall_ms": round(wall * 1000), "nodes_ms": round(ran * 1000)}
-        )
+            {"job": row["job"], "wall_ms": round(wall * 1000), "nodes_ms": round(ran * 1000),
+             "pushes": pushes}
+        )  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         prof = Path(tmp) / "prof"
         prof.mkdir()
@@ -194,7 +203,7 @@ def main() -> None:
             for label, secs in got:
                 print(f"  {label:<45} {secs * 1000:>7.0f}ms")
             results[f"leg{leg}_phases_ms"] = {k: round(v * 1000) for k, v in got}
-    if not args.quick:
+    if not args.quick and not args.no_install:
         print("\naction install step (.github/install-omg.sh, cold, no cache)")
         inst = install_times(args.quick)
         for label, secs in inst:

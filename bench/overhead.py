@@ -1,41 +1,75 @@
 """Engine overhead: N-node chains and N-wide fan-outs of `true` through `omg run`, against a bash
-script running the same commands in the same run (the floor), on disk and on tmpfs, without git
-and with a state commit per node.
+script running the same commands in the same run (the floor), on disk and on tmpfs, in three modes:
+no git, a state commit per node, and a commit plus a push to a local bare repository.
 
-    python bench/overhead.py [--quick] [--repeats 3] [--sizes 100,300,1000]
+    python bench/overhead.py [--quick] [--repeats 5] [--sizes 300,1000,3000]
+                             [--modes nogit,git,push] [--no-fanout] [--no-tmpfs]
 
-Each figure is the median wall time of a fresh `omg run` (start-up included) and of a fresh
-bash script starting the same number of `sh -c true` children. "ms/node" is omg's time minus
-the floor's, per node.
+Each repeat runs a fresh `omg run` (start-up included) and then, right after it, a fresh bash
+script starting the same number of `sh -c true` children: the two are interleaved, so a busy
+neighbour on a shared machine slows both alike. Each figure is the median over the repeats of
+omg's time, of bash's, of their ratio, and of "ms/node" (omg's time minus bash's, per node).
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
+import subprocess
 import tempfile
 from pathlib import Path
 
-from common import OMG, bash_floor, chain, fan_out, git_repo, median_of, report, tmpfs, wall
+from common import OMG, bash_floor, chain, fan_out, git_repo, report, tmpfs, wall
+
+MODES = ("nogit", "git", "push")
 
 
-def measure(where: Path, graph: str, nodes: int, repeats: int, *, git: bool) -> tuple[float, float]:
-    """(omg median s, bash median s) for one graph in a fresh directory under ``where``."""
+def _bare(path: Path) -> None:
+    git = shutil.which("git") or "git"
+    subprocess.run([git, "init", "-q", "--bare", str(path)], check=True)
+
+
+def _git_bytes(repo: Path) -> int:
+    return sum(p.stat().st_size for p in (repo / ".git").rglob("*") if p.is_file())
+
+
+def measure(
+    where: Path, graph: str, nodes: int, repeats: int, *, mode: str
+) -> dict[str, float]:
+    """Medians of omg's seconds, bash's seconds, their ratio and ms/node, interleaved per repeat."""
     work = Path(tempfile.mkdtemp(prefix="omg-overhead-", dir=where))
     try:
-        if git:
+        if mode != "nogit":
             git_repo(work)
+        if mode == "push":
+            _bare(work / "origin.git")
+            git = shutil.which("git") or "git"
+            subprocess.run([git, "-C", str(work), "remote", "add", "origin", "origin.git"],
+                           check=True)  # fmt: skip
         (work / "g.yaml").write_text(graph)
-        runs = iter(range(1000))
-
-        def omg() -> float:
-            argv = [*OMG, "run", "g.yaml", "--run-id", f"r{next(runs)}"]
-            return wall(argv if git else [*argv, "--no-commit"], work)
-
-        def floor() -> float:
-            return bash_floor(nodes, work)
-
-        return median_of(omg, repeats), median_of(floor, repeats)
+        omgs, floors, ratios, per_node, growth = [], [], [], [], []
+        for i in range(repeats):
+            argv = [*OMG, "run", "g.yaml", "--run-id", f"r{i}"]
+            if mode == "nogit":
+                argv.append("--no-commit")
+            elif mode == "push":
+                argv += ["--push", "origin"]
+            before = _git_bytes(work) if mode != "nogit" else 0
+            o = wall(argv, work)
+            if mode != "nogit":
+                growth.append(_git_bytes(work) - before)
+            f = bash_floor(nodes, work)
+            omgs.append(o)
+            floors.append(f)
+            ratios.append(o / f)
+            per_node.append((o - f) / nodes * 1000)
+        med = statistics.median
+        out = {"omg_s": med(omgs), "bash_s": med(floors), "ratio": med(ratios),
+               "overhead_ms_per_node": med(per_node)}  # fmt: skip
+        if growth:
+            out["git_growth_mb"] = med(growth) / 1e6
+        return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -43,35 +77,43 @@ def measure(where: Path, graph: str, nodes: int, repeats: int, *, git: bool) -> 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run: tiny sizes, one repeat")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sizes", default="100,300,1000")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--sizes", default="300,1000,3000")
+    ap.add_argument("--modes", default=",".join(MODES), help="nogit, git (commit per node), push")
+    ap.add_argument("--no-fanout", action="store_true", help="chains only")
+    ap.add_argument("--no-tmpfs", action="store_true", help="disk only")
     args = ap.parse_args()
     sizes = [10] if args.quick else [int(s) for s in args.sizes.split(",")]
     repeats = 1 if args.quick else args.repeats
+    modes = [m for m in args.modes.split(",") if m]
+    if bad := [m for m in modes if m not in MODES]:
+        raise SystemExit(f"--modes: unknown {bad}; choose from {', '.join(MODES)}")
     places = [("disk", Path(tempfile.gettempdir()))]
-    if (shm := tmpfs()) is not None:
+    if not args.no_tmpfs and (shm := tmpfs()) is not None:
         places.append(("tmpfs", shm))
-    cases: list[tuple[str, str, int, bool]] = []
-    for n in sizes:
-        cases.append((f"chain {n}", chain(n), n, False))
-        for c in (1, 4, 16):
-            cases.append((f"fan-out {n} @{c}", fan_out(n, c), n + 1, False))
-    for n in sizes[:2]:
-        cases.append((f"chain {n} + git", chain(n), n, True))
+    cases: list[tuple[str, str, int, str]] = []
+    for mode in modes:
+        for n in sizes:
+            cases.append((f"chain {n}", chain(n), n, mode))
+    if not args.no_fanout and "nogit" in modes:
+        for n in sizes[:2]:
+            for c in (1, 16):
+                cases.append((f"fan-out {n} @{c}", fan_out(n, c), n + 1, "nogit"))
     rows, data = [], []
     for place, where in places:
-        for name, graph, nodes, git in cases:
-            if place == "tmpfs" and git:
+        for name, graph, nodes, mode in cases:
+            if place == "tmpfs" and mode != "nogit":
                 continue
-            omg_s, floor_s = measure(where, graph, nodes, repeats, git=git)
-            per_node = (omg_s - floor_s) / nodes * 1000
-            rows.append([place, name, f"{omg_s:.3f}", f"{floor_s:.3f}", f"{omg_s / floor_s:.2f}x",
-                         f"{per_node:.2f}"])  # fmt: skip
-            data.append({"where": place, "case": name, "nodes": nodes, "omg_s": round(omg_s, 4),
-                         "bash_s": round(floor_s, 4), "ratio": round(omg_s / floor_s, 3),
-                         "overhead_ms_per_node": round(per_node, 3)})  # fmt: skip
-    header = ["where", "case", "omg s", "bash s", "ratio", "ms/node"]
-    report("overhead", f"omg run vs bash, median of {repeats}", header, rows, data)
+            m = measure(where, graph, nodes, repeats, mode=mode)
+            growth = f"{m['git_growth_mb']:.1f}" if "git_growth_mb" in m else "-"
+            per_node = f"{m['overhead_ms_per_node']:.2f}"
+            rows.append([place, mode, name, f"{m['omg_s']:.3f}", f"{m['bash_s']:.3f}",
+                         f"{m['ratio']:.2f}x", per_node, growth])  # fmt: skip
+            data.append({"where": place, "mode": mode, "case": name, "nodes": nodes,
+                         **{k: round(v, 4) for k, v in m.items()}})  # fmt: skip
+            print("  ".join(str(c) for c in rows[-1]), flush=True)
+    header = ["where", "mode", "case", "omg s", "bash s", "ratio", "ms/node", ".git MB"]
+    report("overhead", f"omg run vs bash, interleaved, median of {repeats}", header, rows, data)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ The cost must follow the state, not the history.
     python bench/resume.py [--quick] [--repeats 5]
 
 Each run directory is written as a long-lived run leaves it: many legs of retried attempts
-(events.jsonl), state.json their fold, one node left pending. `resume` runs that one node
-(`true`); `status` shows the ledger of the run.
+(events.jsonl and its chunks), state.json their fold, one node left pending. `resume` runs that
+one node (`true`); `status` shows the ledger of the run.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from omg.graph.load import load_graph
 from omg.state import fold
-from omg.state.store import RunDir
+from omg.state.store import CHUNK_EVENTS, RunDir
 
 
 def history(graph_data: dict[str, Any], nodes: int, events: int) -> list[dict[str, Any]]:
@@ -60,7 +60,11 @@ def build(work: Path, nodes: int, events: int) -> Path:
     evs = history(dict(graph.data), nodes, events)
     rd = RunDir(work / "runs" / "big")
     rd.path.mkdir(parents=True)
-    rd.events_path.write_text("".join(_line(e) for e in evs))
+    rd.chunks_path.mkdir()
+    # as a leg leaves it: events.jsonl holds the first CHUNK_EVENTS, then chunks of as many
+    for i in range(0, len(evs), CHUNK_EVENTS):
+        path = rd.chunk_path(i + 1) if i else rd.events_path
+        path.write_text("".join(_line(e) for e in evs[i : i + CHUNK_EVENTS]))
     rd.write_state(fold(evs))
     return rd.path
 

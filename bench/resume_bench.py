@@ -126,7 +126,7 @@ def build(work: Path, n: int) -> Path:
         )
         result: LegResult | None = first.result
         while result is not None and result.reason == "leg_budget":
-            result = resume_run("big", env, lambda g: LegOptions(4, max_nodes=per_leg)).result
+            result = resume_run("big", env, LegOptions(4, max_nodes=per_leg)).result
     assert result is not None and result.paused_at == "gate", result
     return work / "runs" / "big"
 
@@ -202,8 +202,9 @@ def main() -> int:
         t0 = time.perf_counter()
         template = build(work, args.nodes)
         built = time.perf_counter() - t0
-        n_events = (template / "events.jsonl").read_bytes().count(b"\n")
-        size = (template / "events.jsonl").stat().st_size
+        log = [template / "events.jsonl", *sorted((template / "events").glob("*.jsonl"))]
+        n_events = sum(p.read_bytes().count(b"\n") for p in log if p.exists())
+        size = sum(p.stat().st_size for p in log if p.exists())
         print(
             f"built run: {args.nodes} nodes, {n_events} events ({size / 1e6:.1f} MB), "
             f"state.json {(template / 'state.json').stat().st_size / 1e3:.0f} kB "

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from omg.graph.model import Graph, Node
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Outcome, StopReason
+from omg.records import GateRecord, NodeRecord
 
 Status = Literal["passed", "failed", "pending", "awaiting"]
-Records = Mapping[str, Mapping[str, Any]]
+Records = Mapping[str, NodeRecord]
 
 
 def loop_round(graph: Graph, records: Records, declarer: str) -> int:
@@ -72,7 +74,7 @@ def ready(
     return out
 
 
-def affected_by(graph: Graph, event: Mapping[str, Any]) -> frozenset[str] | None:
+def affected_by(graph: Graph, event: Mapping[str, object]) -> frozenset[str] | None:
     """The nodes whose status ``event`` can change; None when it may change any of them.
 
     A status reads the node's own record and its loop declarer's round, so a node event
@@ -110,6 +112,11 @@ class Frontier:
         for nid, st in self.status.items():
             self._by.setdefault(st, set()).add(nid)
         self._ready = {nid for nid in self.graph.ids if self._is_ready(nid)}
+        # the ready set in graph order: a heap with lazy removal (an entry whose node left
+        # the ready set is dropped when it surfaces), so the next launch costs O(log n)
+        self._heap = [(self._pos[nid], nid) for nid in self._ready]
+        heapq.heapify(self._heap)
+        self._queued = set(self._ready)
 
     def _is_ready(self, nid: str) -> bool:
         status = self.status
@@ -135,6 +142,9 @@ class Frontier:
         for nid in [*changed, *(c for n in changed for c in children[n])]:
             if self._is_ready(nid):
                 self._ready.add(nid)
+                if nid not in self._queued:
+                    heapq.heappush(self._heap, (self._pos[nid], nid))
+                    self._queued.add(nid)
             else:
                 self._ready.discard(nid)
 
@@ -145,6 +155,24 @@ class Frontier:
     def ready(self, running: Collection[str]) -> list[str]:
         """Same as ``ready(graph, self.status, running)``."""
         return sorted((n for n in self._ready if n not in running), key=self._pos.__getitem__)
+
+    def first(self, running: Collection[str]) -> str | None:
+        """``ready(running)[0]`` (None when empty), in O(log n) plus the running nodes."""
+        heap, held = self._heap, []
+        found = None
+        while heap:
+            nid = heap[0][1]
+            if nid not in self._ready:
+                heapq.heappop(heap)
+                self._queued.discard(nid)
+            elif nid in running:
+                held.append(heapq.heappop(heap))
+            else:
+                found = nid
+                break
+        for item in held:
+            heapq.heappush(heap, item)
+        return found
 
 
 def unfinished(graph: Graph, status: Mapping[str, Status]) -> list[str]:
@@ -197,7 +225,7 @@ class Rearm:
     gates: tuple[str, ...]  # implicit gates whose decision the fresh rounds forget
 
 
-def rearm(graph: Graph, records: Records, gates: Mapping[str, Mapping[str, Any]]) -> Rearm:
+def rearm(graph: Graph, records: Records, gates: Mapping[str, GateRecord]) -> Rearm:
     """The ``--retry-failed`` decision: failed records and exhausted loops, re-armed whole."""
     rejected = {g for g, d in gates.items() if d.get("decision") == "reject"}
     cleared = {

@@ -25,6 +25,12 @@ class GitHttpServer:
     token: str
     server: ThreadingHTTPServer | None = None
     auth_seen: list[str] = field(default_factory=list)
+    #: every request served, as "METHOD /path" (a push is a POST to …/git-receive-pack)
+    requests: list[str] = field(default_factory=list)
+
+    def pushes(self) -> int:
+        """How many pushes were served so far."""
+        return sum(1 for r in self.requests if r.startswith("POST ") and "receive-pack" in r)
 
     @property
     def url(self) -> str:
@@ -74,6 +80,7 @@ def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 return
             path, _, query = self.path.partition("?")
+            srv.requests.append(f"{self.command} {path}")
             env = {
                 "PATH": os.environ["PATH"],
                 "HOME": str(srv.root),

@@ -58,10 +58,10 @@ def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:
 
 
 def read_events(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "events.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """events.jsonl, then the chunks in events/ (a run past its first 128 events)."""
+    paths = [run_dir / "events.jsonl", *sorted((run_dir / "events").glob("*.jsonl"))]
+    text = "".join(p.read_text() for p in paths if p.exists())
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def of(
@@ -113,7 +113,11 @@ class Run:
         return loaded
 
     def artifact(self, node_id: str) -> str:
-        return (self.dir / "artifacts" / f"{node_id}.out").read_text()
+        """A passed node's output (an empty one has no file); FileNotFoundError otherwise."""
+        path = self.dir / "artifacts" / f"{node_id}.out"
+        if not path.exists() and self.state()["nodes"].get(node_id, {}).get("verdict") == "PASS":
+            return ""
+        return path.read_text()
 
     def explain(self) -> str:
         return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
@@ -353,7 +357,11 @@ class Ran:
         return loaded
 
     def artifact(self, node_id: str) -> str:
-        return (self.dir / "artifacts" / f"{node_id}.out").read_text()
+        """A passed node's output (an empty one has no file); FileNotFoundError otherwise."""
+        path = self.dir / "artifacts" / f"{node_id}.out"
+        if not path.exists() and self.state()["nodes"].get(node_id, {}).get("verdict") == "PASS":
+            return ""
+        return path.read_text()
 
     def verdicts(self) -> dict[str, str]:
         return {nid: rec["verdict"] for nid, rec in self.state()["nodes"].items()}
@@ -406,7 +414,7 @@ def run_graph(
     env = _environment(root, runners, parent_env, inputs, warnings)
     try:
         graph = load_graph(path)
-        opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+        opts = LegOptions(concurrency, max_minutes, max_nodes)
         end = start_run(graph, path, dict(inputs or {}), env, opts, run_id=run_id)
     except OmgError as exc:
         return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
@@ -430,11 +438,9 @@ def resume_graph(
     warnings: list[str] = []
     env = _environment(root, runners, parent_env, inputs, warnings)
 
-    def options(graph: Any) -> LegOptions:
-        return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
-
+    opts = LegOptions(concurrency, max_minutes, max_nodes)
     try:
-        end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
+        end = resume_run(run_id, env, opts, retry_failed=retry_failed, decision=decision)
     except OmgError as exc:
         return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
     return Ran(env.runs_dir / run_id, end, None, tuple(warnings))

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from omg import schedule
 from omg.graph.build import graph_from_data
 from omg.graph.model import Graph
+from omg.records import NodeRecord
 from omg.state import fold
-from omg.state.records import NodeRecord
 
 LOOP = {
     "name": "g",

@@ -117,7 +117,8 @@ def test_schema_every_node_field_is_read_by_the_model(key: str) -> None:
 
 
 #: Informational fields: kept in the run's snapshot (graph data), never read by the engine.
-INFORMATIONAL = {"version"}
+#: read by the loader (where fragments are, what they hashed to), not by the model
+INFORMATIONAL = {"version", "fragments", "resolved_from"}
 
 
 @pytest.mark.parametrize("key", sorted(set(schema()["properties"]) - INFORMATIONAL))

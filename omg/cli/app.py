@@ -40,11 +40,17 @@ Concurrency = Annotated[
 MaxMinutes = Annotated[
     float | None,
     typer.Option(
-        "--max-minutes", min=0, help="Leg time budget: start no node whose timeout would not fit."
+        "--max-minutes",
+        envvar="OMG_MAX_MINUTES",
+        min=0,
+        help="Leg time budget: start no node whose timeout would not fit.",
     ),
 ]
 MaxNodes = Annotated[
-    int | None, typer.Option("--max-nodes", min=0, help="At most N node executions this leg.")
+    int | None,
+    typer.Option(
+        "--max-nodes", envvar="OMG_MAX_NODES", min=0, help="At most N node executions this leg."
+    ),
 ]
 ByNode = Annotated[
     bool, typer.Option("--by-node", help="Ledger: one row per node instead of per execution.")
@@ -52,7 +58,12 @@ ByNode = Annotated[
 NoCommit = Annotated[bool, typer.Option("--no-commit", help="Do not commit the run to git.")]
 Push = Annotated[
     str | None,
-    typer.Option("--push", metavar="REMOTE", help="Push the run branch after each commit."),
+    typer.Option(
+        "--push",
+        metavar="REMOTE",
+        help="Push the run branch at the leg's start, pause, end or failure, and every "
+        "OMG_PUSH_EVERY seconds (default 5) as nodes settle.",
+    ),
 ]
 Rehearse = Annotated[
     Path | None,
@@ -271,14 +282,8 @@ def leg_command(
         str | None,
         typer.Option("--run-id", envvar="OMG_RUN_ID", help="The run (default: from the event)."),
     ] = None,
-    max_minutes: Annotated[
-        float | None,
-        typer.Option("--max-minutes", envvar="OMG_MAX_MINUTES", min=0, help="Leg time budget."),
-    ] = None,
-    max_nodes: Annotated[
-        int | None,
-        typer.Option("--max-nodes", envvar="OMG_MAX_NODES", min=0, help="Executions this leg."),
-    ] = None,
+    max_minutes: MaxMinutes = None,
+    max_nodes: MaxNodes = None,
     push: Annotated[
         str,
         typer.Option("--push", envvar="OMG_PUSH", metavar="REMOTE", help="Where run branches go."),
@@ -320,10 +325,12 @@ def leg_command(
     """One GitHub Actions job: read the event, run one leg, report."""
     from omg.cli import leg as job
     from omg.cli.job import LegArgs
+    from omg.leg.loop import LegOptions
 
     inputs = _parse_inputs(input or [])
+    limits = LegOptions(max_minutes=max_minutes, max_nodes=max_nodes)
     args = LegArgs(
-        graph, run_id or None, max_minutes, max_nodes, push, runs_dir, inputs, dispatch_workflow,
+        graph, run_id or None, limits, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
     )  # fmt: skip
     if node or fold:

@@ -14,8 +14,8 @@ from omg.github import outputs
 from omg.github.env import actions
 from omg.github.event import Dispatch, read_trigger
 from omg.github.markdown import cell, code
-from omg.leg.run import open_run
-from omg.leg.start import LegEnd
+from omg.leg.run import Run, open_run
+from omg.leg.start import Environment, LegEnd
 from omg.schedule import statuses
 from omg.state import State
 
@@ -58,7 +58,7 @@ class FanoutJob(CiJob):
                 self.args.base,
                 self.environment(rid),
                 remote=self.args.push,
-                max_minutes=self.args.max_minutes,
+                limits=self.args.limits,
                 stamp=self.stamp(),
             )
         except MovedOn as lost:
@@ -140,8 +140,8 @@ class FanoutJob(CiJob):
             "matrix jobs' logs, then dispatch omg-fanout again with this run-id"
         )
 
-    def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
-        sit = super().situation(rid, state, end)
+    def situation(self, run: Run, end: LegEnd | None, env: Environment) -> Situation:
+        sit = super().situation(run, end, env)
         if self.held and sit.next == "dispatch":
             return Situation(sit.status, sit.gate, sit.state_ref, sit.head_sha, "none", sit.note)
         return sit

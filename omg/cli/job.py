@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, TypeVar
 from omg.cli.leg_report import Reporting, say
 from omg.errors import MovedOn
 from omg.github.client import GitHub
-from omg.github.env import Actions, git_tokens
+from omg.github.env import Actions, api_backoff, git_tokens
 from omg.graph.findings import Finding
-from omg.graph.model import Graph
 from omg.leg.jobruns import JobRuns
 from omg.leg.loop import LegOptions
 from omg.mask import Masker
+from omg.records import CiRun
 from omg.state.events import EventFields, EventKind
-from omg.state.records import CiRun
 
 if TYPE_CHECKING:
+    from omg.leg.run import Run
     from omg.leg.start import Environment, LegEnd
 
 
@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 class LegArgs:
     graph: Path | None
     run_id: str | None
-    max_minutes: float | None
-    max_nodes: int | None
+    limits: LegOptions  # --max-minutes, --max-nodes: the options of every leg this job runs
     push: str
     runs_dir: Path
     inputs: Mapping[str, str]
@@ -58,15 +57,20 @@ class CiJob(Reporting):
         self.dispatch_workflow = args.dispatch_workflow
         self.environ = environ
         self.api = GitHub(
-            gh.api_url, gh.repository, gh.token, warn=say, mask=Masker.from_env(environ)
+            gh.api_url,
+            gh.repository,
+            gh.token,
+            backoff=api_backoff(environ),
+            warn=say,
+            mask=Masker.from_env(environ),
         )
         self.runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.default_branch = ""
 
-    def environment(self, run_id: str) -> Environment:
-        return self.runs.environment(run_id)
+    def environment(self, run_id: str, run: Run | None = None) -> Environment:
+        return self.runs.environment(run_id, run)
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
         return self.runs.fetch(run_id, replace=replace)
@@ -83,9 +87,6 @@ class CiJob(Reporting):
         if self.gh.workflow_file:
             ci["workflow"] = self.gh.workflow_file
         return {"ci": ci}
-
-    def options(self, graph: Graph) -> LegOptions:
-        return LegOptions(graph.concurrency, self.args.max_minutes, self.args.max_nodes)
 
     def lost(self, rid: str, why: MovedOn) -> None:
         """Another leg of this run won the compare-and-swap: this one ends, having spent nothing."""

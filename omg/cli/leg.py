@@ -28,9 +28,9 @@ from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision
 from omg.leg.run import Run, open_run, pr_run_id
+from omg.records import PullRequestRecord
 from omg.state import State
 from omg.state.events import EventFields
-from omg.state.records import PullRequestRecord
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ class Job(CiJob):
                 source,
                 self.args.inputs,
                 self.environment(rid),
-                self.options(graph),
+                self.args.limits,
                 run_id=rid,
                 stamp=stamp,
             )
@@ -280,7 +280,8 @@ class Job(CiJob):
         to judge again; without, the leg ends saying why."""
         from omg.leg.start import resume_run
 
-        state = (run or open_run(self.args.runs_dir, rid)).state
+        run = run or open_run(self.args.runs_dir, rid)
+        state = run.state
         if quiet_if_paused and state["paused_at"] and decision is None:
             return None
         if state["status"] == "superseded":
@@ -293,8 +294,8 @@ class Job(CiJob):
         try:
             return resume_run(
                 rid,
-                self.environment(rid),
-                self.options,
+                self.environment(rid, run),
+                self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,
                 stamp=self.stamp(),

@@ -15,9 +15,9 @@ from omg.github.client import GitHub
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
+from omg.leg.run import Run, open_run
 from omg.state import State
 from omg.state.events import EventFields, EventKind
-from omg.state.store import RunDir
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs, not to report one
     from omg.leg.start import Environment, LegEnd
@@ -51,20 +51,21 @@ class Reporting(ABC):
     notes: list[str]
 
     @abstractmethod
-    def environment(self, run_id: str) -> Environment: ...
+    def environment(self, run_id: str, run: Run | None = None) -> Environment: ...
 
     @abstractmethod
     def note(
         self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str
     ) -> bool: ...
 
-    def situation(self, rid: str, state: State, end: LegEnd | None) -> Situation:
+    def situation(self, run: Run, end: LegEnd | None, env: Environment) -> Situation:
         from omg.leg.notes import progress_seq
 
-        env = self.environment(rid)
         assert env.commits is not None
-        rundir = RunDir(self.runs_dir / rid)
-        ref = env.commits.pause_ref(progress_seq(rundir)) or env.commits.repo.run_head(rid) or ""
+        rid, state = run.rundir.run_id, run.state
+        ref = (
+            env.commits.pause_ref(progress_seq(run.rundir)) or env.commits.repo.run_head(rid) or ""
+        )
         head = state.get("pull_request", {}).get("head_sha", "")
         note = " ".join(self.notes)
         status = state["status"]
@@ -93,23 +94,18 @@ class Reporting(ABC):
         reply: tuple[str, str] | None = None,
     ) -> int:
         """Outputs, summary, annotations and the sticky comment; then the next leg, if due."""
-        from omg.graph.load import graph_from_snapshot
+        from omg.leg.start import leg_mask
 
         run_id = end.run_id if end is not None else rid
         if run_id is None:  # a leg that lost its race before the run existed anywhere
             return self.skip(" ".join(self.notes) or "nothing ran", quiet=False)
-        rundir = RunDir(self.runs_dir / run_id)
-        state = rundir.read_state()
-        graph = (
-            end.graph
-            if end is not None
-            else graph_from_snapshot(state["graph"], state["graph_source"])
-        )
+        run = open_run(self.runs_dir, run_id)  # as the leg left it, with what was noted since
+        state, rundir = run.state, run.rundir
+        graph = end.graph if end is not None else run.graph
         events = list(rundir.read_events())
-        from omg.leg.start import leg_mask
-
-        mask = leg_mask(self.environment(run_id), graph)  # the record is masked; this is GitHub's
-        sit = self.situation(run_id, state, end)
+        env = self.environment(run_id, run)
+        mask = leg_mask(env, graph)  # the record is masked; this is GitHub's
+        sit = self.situation(run, end, env)
         values = {
             "status": sit.status,
             "run-id": run_id,
@@ -123,12 +119,12 @@ class Reporting(ABC):
             if sit.next == "dispatch" and idle:
                 values["next"] = "none"  # a report (a /omg status): the leg that paused sent it
             elif sit.next == "dispatch":
-                values["next"] = self.dispatch(run_id)
+                values["next"] = self.dispatch(run_id, leg=len(state["legs"]))
                 sit = Situation(
                     sit.status, sit.gate, sit.state_ref, sit.head_sha, values["next"], sit.note
                 )
-                rundir_state = rundir.read_state()
-                state, events = rundir_state, list(rundir.read_events())
+                run = open_run(self.runs_dir, run_id)  # the dispatch was noted: it moved on
+                state, events = run.state, list(rundir.read_events())
             commands, cut = annotation_lines(graph, state, state["graph_source"], self.findings)
             for line in commands:
                 print(mask.text(line))
@@ -159,11 +155,12 @@ class Reporting(ABC):
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
         return exits.FAILED if sit.status == "failed" else exits.PASSED
 
-    def dispatch(self, rid: str) -> str:
+    def dispatch(self, rid: str, leg: int) -> str:
         """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).
 
         It runs on the branch this workflow came from, or on the default branch when that is a
         pull request's merge ref: the same trusted workflow file a comment leg runs.
+        ``leg``: the leg that sends it (names the note of the dispatch).
         """
         workflow = self.dispatch_workflow or self.gh.workflow_file
         ref = self.gh.workflow_branch or self.default_branch
@@ -179,7 +176,6 @@ class Reporting(ABC):
             fields["workflow_run_id"] = sent["workflow_run_id"]
         if sent.get("url"):
             fields["url"] = sent["url"]
-        leg = len(RunDir(self.runs_dir / rid).read_state()["legs"])
         self.note(
             rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}", f"dispatched-leg{leg}"
         )

@@ -45,9 +45,14 @@ def text(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
 
 
 def as_json(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
-    """A JSON list of every finding: file, line, column, node, severity, code, message, path."""
+    """A JSON list of every finding: file, line, column, node, severity, code, message, path,
+    and ``via`` (the use: chain) for one spliced in from a fragment."""
     keys = ("file", "line", "column", "node", "severity", "code", "message", "path")
-    rows = [{k: getattr(f, k) for k in keys} for _, found in results for f in ordered(found)]
+    rows = [
+        {**{k: getattr(f, k) for k in keys}, **({"via": f.via} if f.via else {})}
+        for _, found in results
+        for f in ordered(found)
+    ]
     return json.dumps(rows, indent=2, ensure_ascii=False)
 
 
@@ -82,7 +87,7 @@ def _command(f: Finding) -> str:
         if f.column is not None:
             props["col"] = f.column
     props["title"] = f"omg lint {f.code}" + (f' (node "{f.node}")' if f.node else "")
-    return workflow_command(level, f.message, props)
+    return workflow_command(level, f.message + f.cited(), props)
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m omg.lint") -> None:

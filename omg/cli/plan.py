@@ -89,7 +89,7 @@ def _fetched(runs_dir: Path, run_id: str, source: Source, notes: list[str]) -> s
         env.commits = attach(root, run_id, push=remote, base="HEAD", warn=warn, tokens=tokens)
         if env.commits is None:
             raise UsageError(f"{root} is not a git checkout; run actions/checkout first")
-        opts = LegOptions(graph.concurrency, only=frozenset(), pause_idle=False)
+        opts = LegOptions(only=frozenset(), pause_idle=False)
         start_run(graph, source.start, source.inputs, env, opts, run_id=run_id)
         notes.append(f"started run {run_id} of {graph.name!r} on {remote}")
     repo = open_repo(root, tokens=tokens)

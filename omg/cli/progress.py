@@ -6,9 +6,9 @@ import re
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
-from omg.state import State
+from omg.state import Event, State
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -36,7 +36,7 @@ class Progress:
             self._ticker.join()
             self._write("\r\033[K")
 
-    def __call__(self, ev: dict[str, Any], state: State) -> None:
+    def __call__(self, ev: Event, state: State) -> None:
         kind = ev["event"]
         nid = ev.get("node_id", "")
         rnd = f"  round {ev['round']}" if ev.get("round") else ""

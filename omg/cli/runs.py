@@ -52,21 +52,27 @@ def _rehearsing(
         yield None
         return
     from omg.cli.rehearsal import rehearsal
+    from omg.runners.registry import rehearsal_home
 
-    with rehearsal(script, runs_dir.parent / "rehearsal" / run_id / "claude") as env:
+    with rehearsal(script, rehearsal_home(runs_dir.parent / "rehearsal" / run_id)) as env:
         yield env
 
 
 def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
     run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
-    events = list(RunDir(runs_dir / run_id).read_events())
-    versions = sorted({str(e["cli_version"]) for e in events if e.get("cli_version")})
+    # the fold keeps each node's CLI version: the whole history is not read for them
+    records = state["nodes"].values()
+    versions = sorted({str(r["cli_version"]) for r in records if r.get("cli_version")})
     if len(versions) > 1:
+        from omg.runners.registry import pin_hint
+
+        runtime, how = pin_hint()
         _warn(
-            f"warning: run {run_id!r} ran its agent nodes with claude {', '.join(versions)}; "
-            "pin one version (npm install @anthropic-ai/claude-code@X) so legs behave alike"
+            f"warning: run {run_id!r} ran its agent nodes with {runtime} {', '.join(versions)}; "
+            f"pin one version ({how}) so legs behave alike"
         )
     print()
+    events = () if by_node else RunDir(runs_dir / run_id).read_events()
     print(ledger.render(graph, state, events, by_node=by_node))
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}")
@@ -138,8 +144,10 @@ def run(
     with _rehearsing(rehearse, runs_dir, rid) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
         _attach_git(env, rid, commit=commit, push=push, base=base)
-        opts = LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+        opts = LegOptions(concurrency, max_minutes, max_nodes)
         print(f"Running graph {graph.name!r} (run {rid})", file=sys.stderr)
+        for use in graph.uses:
+            print(use.disclosure(), file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
     return _report(end, runs_dir, by_node)
 
@@ -178,8 +186,7 @@ def resume(
         who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
 
-    def options(graph: Graph) -> LegOptions:
-        return LegOptions(concurrency or graph.concurrency, max_minutes, max_nodes)
+    opts = LegOptions(concurrency, max_minutes, max_nodes)
 
     with _rehearsing(rehearse, runs_dir, run_id) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
@@ -188,7 +195,7 @@ def resume(
         if env.commits is not None:
             env.commits.fetched_from = fetch  # a live lease there refuses this leg too
         print(f"Resuming run {run_id!r}", file=sys.stderr)
-        end = resume_run(run_id, env, options, retry_failed=retry_failed, decision=decision)
+        end = resume_run(run_id, env, opts, retry_failed=retry_failed, decision=decision)
     return _report(end, runs_dir, by_node)
 
 
@@ -203,8 +210,10 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
         load_graph(path)  # raises the refusal that lists every error
         raise AssertionError("unreachable: an invalid graph is refused")
     mask = leg_mask(Environment(runs_dir=Path(), root=Path.cwd()), graph, inputs)
+    for use in graph.uses:
+        print(use.disclosure())
     print(mask.text(render_plan(graph, path, inputs)))  # a secret input is not shown either
-    advisories = [f for f in ordered(found) if f.severity != "error"]
+    advisories = [f for f in ordered(found) if f.severity != "error" and f.code != "fragment-use"]
     if advisories:
         print("\nadvisories (as `omg lint` gives them):")
         print("\n".join(f.as_text() for f in advisories))

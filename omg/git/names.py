@@ -12,6 +12,7 @@ import pygit2
 
 from omg.dotomg import NAME
 from omg.errors import GitError
+from omg.nodefile import on_disk
 
 RUNS = "refs/heads/omg/runs/"
 BASES = "refs/omg/base/"
@@ -99,7 +100,7 @@ def owned_refs(run_id: str) -> list[str]:
 
 def fanout_ref(run_id: str, entry: str) -> str:
     """``refs/omg/fanout/<run_id>/<entry>``: where one matrix job publishes its entry's record."""
-    return f"{FANOUT}{checked('run id', run_id)}/{checked('node id', entry)}"
+    return f"{FANOUT}{checked('run id', run_id)}/{checked('node id', on_disk(entry))}"
 
 
 def fanout_tracking(tracking: str, run_id: str) -> str:
@@ -110,7 +111,7 @@ def fanout_tracking(tracking: str, run_id: str) -> str:
 def fanout_refspec(remote: str, run_id: str, entry: str | None = None) -> str:
     """What a fold fetches: every record published for the run (or one entry's, for its
     matrix job), into remote-tracking refs."""
-    name = "*" if entry is None else checked("node id", entry)
+    name = "*" if entry is None else checked("node id", on_disk(entry))
     return f"{FANOUT}{checked('run id', run_id)}/{name}:{fanout_tracking(remote, run_id)}{name}"
 
 

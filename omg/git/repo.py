@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +35,7 @@ from omg.git.names import (
 )
 from omg.git.remote import GitToken
 from omg.git.worktrees import Checkout
+from omg.nodefile import from_disk
 
 _FIX = "check the repository with `git status` and `git fsck`, then resume"
 #: How a local run branch stands to its remote copy.
@@ -115,12 +116,21 @@ class RunRepo:
             return out
 
     def commit_run_dir(
-        self, run_id: str, run_dir: Path, message: str, *, expect_parent: str | None
+        self,
+        run_id: str,
+        run_dir: Path,
+        message: str,
+        *,
+        expect_parent: str | None,
+        changed: Collection[str] | None = None,
     ) -> str:
         """Commit ``run_dir`` as the run branch's whole tree; return the branch head.
 
         ``leg.lock`` and ``*.tmp*`` files are left out. An unchanged tree commits nothing.
         With ``expect_parent`` (a full sha) the branch must still be there (compare-and-swap).
+        With ``changed`` (the paths written or removed since the branch's head was committed
+        from this directory) the tree is the head's with those paths updated: no directory is
+        scanned; without it, the directory is scanned whole.
         """
         with self._lock, translated(f"committing run {run_id} in {self.root}", _FIX):
             self._ignore_omg(run_dir)
@@ -128,7 +138,7 @@ class RunRepo:
                 self._repo, run_id, run_dir, message, expect_parent=expect_parent,
                 author=signature(self._repo, self._env, "AUTHOR"),
                 committer=signature(self._repo, self._env, "COMMITTER"),
-                seen=self._seen,
+                seen=self._seen, changed=changed,
             )  # fmt: skip
 
     def restore_run_dir(
@@ -147,6 +157,12 @@ class RunRepo:
         """One file of the run branch (or ``ref``) as text, e.g. ``state.json``."""
         with self._lock, translated(f"reading {path} of run {run_id}", _FIX):
             return runbranch.read_file(self._repo, run_id, path, ref)
+
+    def read_run_log(self, run_id: str, *, ref: str | None = None) -> str:
+        """The event log of the run branch (or ``ref``) as text: events.jsonl, then the chunks
+        of events/ in order."""
+        with self._lock, translated(f"reading the event log of run {run_id}", _FIX):
+            return runbranch.read_log(self._repo, run_id, ref)
 
     def _ignore_omg(self, run_dir: Path) -> None:
         if run_dir.resolve().is_relative_to(self.root / ".omg"):
@@ -281,7 +297,7 @@ class RunRepo:
             spec = fanout_refspec(remote, run_id, entry)
             remotes.fetch(self._repo, remote, [spec], self._tokens)
             return {
-                name.removeprefix(prefix): str(self._repo.references[name].target)
+                from_disk(name.removeprefix(prefix)): str(self._repo.references[name].target)
                 for name in self._repo.references
                 if name.startswith(prefix)
             }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 import pygit2
@@ -32,11 +33,15 @@ def commit(
     author: pygit2.Signature,
     committer: pygit2.Signature,
     seen: TreeCache | None = None,
+    changed: Collection[str] | None = None,
 ) -> str:
     """Commit ``run_dir`` as the whole tree of the run branch; compare-and-swap on its head.
 
-    ``seen`` remembers what earlier commits of this process hashed, so a commit after each
-    node re-hashes only the files that changed and rebuilds only the directories that did.
+    With ``changed`` — the paths (relative, "/"-separated) written or removed since the head
+    was committed from ``run_dir`` — the tree is the head's tree with those paths updated (a
+    tree builder per changed directory, nothing scanned), so a commit costs what changed,
+    not what the run holds. Without it the directory is scanned; ``seen`` remembers what
+    earlier scans of this process hashed, so only files whose stamp changed are read again.
     """
     ref = run_ref(run_id)
     where = f"committing run {run_id} to {ref} in {repo.workdir}"
@@ -46,7 +51,11 @@ def commit(
     if expect_parent is not None and current != expect_parent:
         raise moved_on(run_id, ref, current, expect_parent)
     with translated(where, "check the repository with `git fsck`, then resume the run"):
-        tree = _tree(repo, run_dir, top=True, seen=TreeCache() if seen is None else seen)
+        if changed is not None and current is not None:
+            base = repo[current].peel(pygit2.Commit).tree
+            tree = updated_tree(repo, base, run_dir, changed)
+        else:
+            tree = _tree(repo, run_dir, top=True, seen=TreeCache() if seen is None else seen)
         if tree is None:
             tree = repo.TreeBuilder().write()
         if current is not None and repo[current].peel(pygit2.Commit).tree_id == tree:
@@ -62,6 +71,67 @@ def commit(
                 raise moved_on(run_id, ref, now, current) from exc
             raise
     return str(oid)
+
+
+def updated_tree(
+    repo: pygit2.Repository, base: pygit2.Tree, run_dir: Path, changed: Collection[str]
+) -> pygit2.Oid | None:
+    """``base`` with each of the ``changed`` paths made what ``run_dir`` holds there now: a
+    file's bytes, or no entry when it is gone (or is no regular file) — the tree a scan of
+    ``run_dir`` would give, when ``base`` was that of ``run_dir`` before those changes."""
+    paths: list[tuple[str, ...]] = []
+    for path in changed:
+        parts = tuple(path.split("/"))
+        if any(p in ("", ".", "..") for p in parts) or skipped(parts[-1], top=len(parts) == 1):
+            continue
+        paths.append(parts)
+    return _updated(repo, base, run_dir, paths)
+
+
+def _updated(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, directory: Path,
+    paths: list[tuple[str, ...]],
+) -> pygit2.Oid | None:  # fmt: skip
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    deeper: dict[str, list[tuple[str, ...]]] = {}
+    for parts in paths:
+        if len(parts) > 1:
+            deeper.setdefault(parts[0], []).append(parts[1:])
+            continue
+        name = parts[0]
+        blob = _file_blob(repo, directory / name)
+        if blob is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, *blob)
+    for name, rest in deeper.items():
+        entry = builder.get(name)
+        sub = entry.peel(pygit2.Tree) if isinstance(entry, pygit2.Tree) else None
+        where = directory / name
+        real = where.is_dir() and not where.is_symlink()
+        oid = _updated(repo, sub, where, rest) if real else None
+        if oid is None:
+            if entry is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, oid, FileMode.TREE)
+    return builder.write() if len(builder) else None
+
+
+def _file_blob(repo: pygit2.Repository, path: Path) -> tuple[pygit2.Oid, int] | None:
+    """A regular file's blob (written) and mode; None when ``path`` is gone or no such file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # gone, or a symbolic link: never followed, never committed
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        data = fh.read()
+    exe = st.st_mode & stat.S_IXUSR
+    return repo.create_blob(data), FileMode.BLOB_EXECUTABLE if exe else FileMode.BLOB
 
 
 def dir_tree(repo: pygit2.Repository, run_dir: Path, seen: TreeCache) -> pygit2.Oid:
@@ -177,7 +247,7 @@ def keep(
     ours = head(repo, run_ref(run_id))
     if ours is not None and repo.descendant_of(ours, theirs):
         return None  # ahead: adopting keeps this clone's branch as it is
-    if (run_dir / "events.jsonl").is_file():
+    if (run_dir / "events.jsonl").is_file() or (run_dir / "events").is_dir():
         tree = dir_tree(repo, run_dir, seen)
         if tree not in {repo[c].peel(pygit2.Commit).tree_id for c in (ours, theirs) if c}:
             message = f"omg {run_id}: what this clone recorded beyond its run branch, kept"
@@ -318,6 +388,26 @@ def read_file(repo: pygit2.Repository, run_id: str, path: str, ref: str | None) 
     if not isinstance(blob, pygit2.Blob):
         raise GitError(f"{path} on {where} is a directory, not a file")
     return blob.data.decode("utf-8", errors="replace")
+
+
+def read_log(repo: pygit2.Repository, run_id: str, ref: str | None) -> str:
+    """events.jsonl of a run branch, then the chunks of its events/ in order, as text."""
+    text = read_file(repo, run_id, "events.jsonl", ref)
+    found = resolve(repo, run_id, ref)
+    assert found is not None  # read_file found it
+    try:
+        chunks = found.tree["events"]
+    except KeyError:
+        return text
+    if not isinstance(chunks, pygit2.Tree):
+        raise GitError(f"events on {ref or run_ref(run_id)} is a file, not a folder of chunks")
+    parts = [text]
+    for entry in sorted(chunks, key=lambda e: e.name or ""):
+        blob = repo[entry.id]
+        if not isinstance(blob, pygit2.Blob):
+            raise GitError(f"events/{entry.name} on {ref or run_ref(run_id)} is not a file")
+        parts.append(blob.data.decode("utf-8", errors="replace"))
+    return "".join(parts)
 
 
 def restore(

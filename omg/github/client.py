@@ -7,7 +7,8 @@ action install more than these lines cost to read. The retry rules:
   request is retried after ``Retry-After`` (or ``x-ratelimit-reset``), within ``max_wait``;
 - a 5xx or a dropped connection may or may not have happened: GET and PATCH are retried as
   they are; a POST is retried only after ``done()`` checked that it did not happen (a comment
-  is found again by its hidden marker), so a comment is posted once.
+  is found again by its hidden marker), so a comment is posted once. Those retries wait
+  ``backoff`` seconds (1 unless ``OMG_API_BACKOFF`` says otherwise), doubled on each try.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class GitHub:
         timeout: float = 15.0,
         attempts: int = 4,
         max_wait: float = 60.0,
+        backoff: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         warn: Warn = _quiet,
         mask: Masker = NOTHING,
@@ -70,6 +72,7 @@ class GitHub:
         self.timeout = timeout
         self.attempts = attempts
         self.max_wait = max_wait
+        self.backoff = backoff  # the wait after a first 5xx, doubled on each try after
         self.sleep = sleep
         self.warn = warn
 
@@ -102,7 +105,7 @@ class GitHub:
                         f"{method} {path} failed ({uns.what}) and may have taken effect, so it "
                         "is not repeated; check the repository and run the step again"
                     ) from None
-                last, wait = "unsure", min(2.0 ** (attempt - 1), self.max_wait)
+                last, wait = "unsure", min(self.backoff * 2.0 ** (attempt - 1), self.max_wait)
                 what = uns.what
             if attempt < self.attempts:
                 if wait > self.max_wait:

@@ -76,6 +76,23 @@ class Actions:
         return f"{self.server_url}/{self.repository}/tree/{branch}"
 
 
+def api_backoff(env: Mapping[str, str]) -> float:
+    """``OMG_API_BACKOFF``: seconds to wait before retrying a GitHub 5xx (doubled each try)."""
+    raw = env.get("OMG_API_BACKOFF", "").strip()
+    if not raw:
+        return 1.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 60:
+        raise UsageError(
+            f"OMG_API_BACKOFF={raw!r} is not a number of seconds from 0 to 60; unset it for the "
+            "default of 1"
+        )
+    return value
+
+
 def output_file(env: Mapping[str, str]) -> Path | None:
     """GITHUB_OUTPUT, for a command that also runs outside Actions (None there)."""
     return Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None

@@ -23,12 +23,18 @@ class Finding:
     node: str | None = None
     column: int | None = None
     path: str = ""
+    #: the ``use:`` lines that spliced this value in from a fragment, outermost first
+    via: str = ""
 
     def as_text(self) -> str:
         """``file:line: error: node "x": message`` (line and node omitted when unknown)."""
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         who = f'node "{self.node}": ' if self.node else ""
-        return f"{where}: {self.severity}: {who}{self.message}"
+        return f"{where}: {self.severity}: {who}{self.message}{self.cited()}"
+
+    def cited(self) -> str:
+        """`` (spliced via graph.yaml:12 use: loop)`` for a value from a fragment, else ``""``."""
+        return f" (spliced via {self.via})" if self.via else ""
 
 
 _RANK = {"error": 0, "warning": 1, "info": 2}

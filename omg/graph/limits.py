@@ -153,4 +153,5 @@ def _at(
     node: str | None = None,
 ) -> Finding:
     line, col = (None, None) if positions is None else positions.at(path)
-    return Finding(file, line, "error", code, message, node, col, json_path(path))
+    where, via = (file, "") if positions is None else positions.origin(path, file)
+    return Finding(where, line, "error", code, message, node, col, json_path(path), via)

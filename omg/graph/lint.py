@@ -53,6 +53,10 @@ def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
         text = _text(p)
         if text is not None and is_script(text):
             out.append((str(p), script_findings(parse(text), str(p))))
+        elif text is not None and is_fragment(text):
+            from omg.graph.fragmentfile import check_text
+
+            out.append((str(p), check_text(text.encode("utf-8"), str(p))[2]))
         else:
             out.append((str(p), check_file(p)[1]))
     return out
@@ -65,6 +69,14 @@ def is_script(text: str) -> bool:
     """A stub-model script, told from a graph by its top-level keys without parsing it."""
     keys = set(_TOP_KEY.findall(text))
     return keys == {"rules"}
+
+
+_FRAGMENT_KEY = re.compile(r"^fragment\s*:", re.MULTILINE)
+
+
+def is_fragment(text: str) -> bool:
+    """A fragment file (top-level ``fragment:``), told from a graph without parsing it."""
+    return _FRAGMENT_KEY.search(text) is not None and not is_script(text)
 
 
 def _text(path: Path) -> str | None:

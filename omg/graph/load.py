@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +12,26 @@ from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
 from omg.graph.findings import Finding
 from omg.graph.limits import MAX_INPUT_BYTES, snapshot_bytes
-from omg.graph.model import Graph
+from omg.graph.model import FragmentUse, Graph
 from omg.graph.yamlpos import Positions, json_path, parse
+
+_WITH = re.compile(r"\{\{\s*with\b")
+
+
+def has_uses(data: Any) -> bool:
+    """Whether a node of ``data`` names a fragment (a graph without one is left as it is)."""
+    nodes = data.get("nodes") if isinstance(data, Mapping) else None
+    return isinstance(nodes, list) and any(isinstance(n, Mapping) and "use" in n for n in nodes)
+
+
+def _writes_with(data: Any) -> bool:
+    nodes = data.get("nodes") if isinstance(data, Mapping) else None
+    return (
+        isinstance(nodes, list)
+        and any(
+            isinstance(n, Mapping) and ("with" in n or "/" in str(n.get("id", ""))) for n in nodes
+        )
+    ) or (isinstance(data, Mapping) and "resolved_from" in data)
 
 
 def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
@@ -42,8 +62,22 @@ def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
     ]
     if any(p.code not in ("duplicate-key", "yaml-key") for p in parsed.problems):
         return None, found  # not YAML at all: nothing further can be judged
-    graph, rest = check_data(parsed.data, file, parsed.positions)
-    if found:
+    data, positions = parsed.data, parsed.positions
+    uses: tuple[FragmentUse, ...] = ()
+    if has_uses(data) or _writes_with(data) or _WITH.search(text):
+        from omg.graph.fragments import splice
+
+        spliced = splice(data, positions, file)
+        found += spliced.findings
+        if any(f.severity == "error" for f in spliced.findings):
+            return None, sorted(found, key=_order)
+        data, positions, uses = spliced.data, spliced.positions, tuple(spliced.uses)
+    graph, rest = check_data(data, file, positions)
+    if graph is not None and uses:
+        graph = replace(graph, uses=uses)
+        rest = [*rest, *(Finding(u.file, u.line, "info", "fragment-use", u.disclosure())
+                         for u in uses)]  # fmt: skip
+    if any(f.severity == "error" for f in found):
         graph = None
         rest = [f for f in rest if f.severity == "error"]
     return graph, sorted([*found, *rest], key=_order)

@@ -43,10 +43,12 @@ class Locator:
         """A finding at ``node``'s ``field`` (dotted); ``offset`` = (char offset, field text)."""
         path = self.path(node, field, index)
         line = col = None
+        file, via = self.file, ""
         if self.positions is not None:
+            file, via = self.positions.origin(path, self.file)
             line, col = self.positions.at(path)
             if offset is not None:
                 exact = self.positions.line_in(path, *offset)
                 if exact != line:
                     line, col = exact, None
-        return Finding(self.file, line, severity, code, message, node, col, json_path(path))
+        return Finding(file, line, severity, code, message, node, col, json_path(path), via)

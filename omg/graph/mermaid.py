@@ -62,7 +62,8 @@ def render_mermaid(graph: Graph, status: Mapping[str, str] | None = None) -> str
     """
     key = {nid: f"n{i}" for i, nid in enumerate(graph.ids)}
     lines = ["flowchart TD"]
-    lines += [f"  {_shape(n, key[n.id])}" for n in graph.nodes]
+    lines += [f"  {_shape(n, key[n.id])}" for n in graph.nodes if "/" not in n.id]
+    lines += _subgraphs(graph, key)
     for n in graph.nodes:
         lines += [f"  {key[p]} --> {key[n.id]}" for p in n.depends_on if p in key]
     escalations: dict[str, str] = {}
@@ -92,3 +93,31 @@ def render_mermaid(graph: Graph, status: Mapping[str, str] | None = None) -> str
                 )
         lines += [f"  class {','.join(keys)} {name}" for name, keys in groups.items()]
     return "\n".join(lines) + "\n"
+
+
+def _subgraphs(graph: Graph, key: Mapping[str, str]) -> list[str]:
+    """The nodes spliced from a multi-node fragment (ids ``<using-id>/<id>``), each use drawn
+    as a subgraph titled by its using id; a fragment inside a fragment nests."""
+    groups: dict[str, list[Node]] = {}
+    for n in graph.nodes:
+        if "/" in n.id:
+            groups.setdefault(n.id.rsplit("/", 1)[0], []).append(n)
+    for prefix in list(groups):
+        parts = prefix.split("/")
+        for i in range(1, len(parts)):
+            groups.setdefault("/".join(parts[:i]), [])
+    names = {prefix: f"s{i}" for i, prefix in enumerate(groups)}
+    lines: list[str] = []
+
+    def emit(prefix: str, indent: str) -> None:
+        lines.append(f'{indent}subgraph {names[prefix]}["{escape(prefix)}"]')
+        lines.extend(f"{indent}  {_shape(n, key[n.id])}" for n in groups[prefix])
+        for child in groups:
+            if "/" in child and child.rsplit("/", 1)[0] == prefix:
+                emit(child, indent + "  ")
+        lines.append(f"{indent}end")
+
+    for prefix in groups:
+        if "/" not in prefix:
+            emit(prefix, "  ")
+    return lines

@@ -174,6 +174,29 @@ class Node:
 
 
 @dataclass(frozen=True)
+class FragmentUse:
+    """One `use:` resolved at load: which node, which fragment file, what it became."""
+
+    node: str
+    fragment: str
+    path: str  # the fragment file, relative to the repository root
+    description: str
+    spliced: tuple[str, ...]  # the node ids it became
+    overridden: tuple[str, ...]  # the fragment's keys the using node replaced
+    file: str = ""  # where the use: is written
+    line: int | None = None
+
+    def disclosure(self) -> str:
+        """``fragment: node "x" uses review (graphs/fragments/review.yaml) — …`` (one line)."""
+        keys = ", ".join(self.overridden) or "none"
+        made = ", ".join(self.spliced)
+        return (
+            f'fragment: node "{self.node}" uses {self.fragment} ({self.path}) — '
+            f"{self.description.strip()} → nodes {made}; overrides: {keys}"
+        )
+
+
+@dataclass(frozen=True)
 class Graph:
     """A whole graph file: fields, nodes in declaration order, and the data it came from."""
 
@@ -186,6 +209,8 @@ class Graph:
     max_hops: int = DEFAULT_MAX_HOPS
     approvers: tuple[str, ...] = ()  # GitHub logins who alone may decide gates (empty: writers)
     secrets: tuple[str, ...] = ()  # environment variables whose values omg masks
+    #: the fragments spliced in when the graph was loaded from its file (none from a snapshot)
+    uses: tuple[FragmentUse, ...] = field(default=(), compare=False)
     data: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- lookups ---------------------------------------------------------------

@@ -18,7 +18,7 @@ PlaceholderKind = Literal["inputs", "artifacts", "feedback"]
 
 #: A well-formed token: kind, reference, optional ``| inline`` filter.
 TOKEN = re.compile(
-    r"\{\{\s*(inputs|artifacts|feedback)\.([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\|\s*(inline)\s*)?\}\}"
+    r"\{\{\s*(inputs|artifacts|feedback)\.([A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*){0,3})\s*(?:\|\s*(inline)\s*)?\}\}"
 )
 #: Anything brace-shaped; judged against TOKEN when its leading word names a kind.
 LOOSE = re.compile(r"\{\{[^{}]*\}\}")

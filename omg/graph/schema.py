@@ -68,8 +68,11 @@ def schema_findings(data: Any, file: str, positions: Positions | None) -> list[F
                 continue
             seen.add((path, message))
             line, col = positions.at(path) if positions else (None, None)
+            where, via = positions.origin(path, file) if positions else (file, "")
             node = _split(data, path)[0]
-            out.append(Finding(file, line, "error", code, message, node, col, json_path(path)))
+            out.append(
+                Finding(where, line, "error", code, message, node, col, json_path(path), via)
+            )
     out.sort(key=lambda f: (f.line or 0, f.column or 0))
     return out
 

@@ -64,7 +64,7 @@ def _structure(graph: Graph, at: Locator) -> Iterator[Finding]:
                 index=i,
             )
         first.setdefault(n.id, i)
-        if not NAME.fullmatch(n.id):
+        if not all(NAME.fullmatch(part) for part in n.id.split("/")):
             yield at.finding(
                 "bad-id",
                 f'node id "{n.id}" must be letters, digits, ".", "_" or '

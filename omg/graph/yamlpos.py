@@ -41,6 +41,17 @@ class Positions:
     keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
     #: path of a literal block scalar (``|``) → the line its text starts on.
     blocks: dict[Path, int] = field(default_factory=dict)
+    #: path → (file, citation chain) for values spliced in from a fragment file; a path
+    #: without one (nor an ancestor with one) is in the file that was parsed.
+    origins: dict[Path, tuple[str, str]] = field(default_factory=dict)
+
+    def origin(self, path: Path, file: str) -> tuple[str, str]:
+        """(the file ``path`` was written in, the chain of ``use:`` lines that brought it)."""
+        for end in range(len(path), -1, -1):
+            hit = self.origins.get(path[:end])
+            if hit is not None:
+                return hit
+        return file, ""
 
     def at(self, path: Path) -> tuple[int | None, int | None]:
         """The position of ``path``, or of its nearest ancestor that has one."""

@@ -15,6 +15,7 @@ from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, ShellText, Token, render, render_shell
 from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
+from omg.leg.deadline import Deadline
 from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
 from omg.runners.process import Spawner, child_env
@@ -52,7 +53,7 @@ class Context:
     parent_env: Mapping[str, str]
     rehearsal: bool = False  # tag each agent request with its node, round and attempt
     budget_left: Callable[[], float | None] = lambda: None
-    time_left: Callable[[], float | None] = lambda: None  # seconds left in the leg's budget
+    deadline: Deadline = field(default_factory=Deadline)  # the leg's --max-minutes, one clock
     sleep: Callable[[float], None] = time.sleep
 
 
@@ -96,12 +97,22 @@ class Renderer:
             path = self.ctx.rundir.feedback(tok.ref)
             return path.read_text(encoding="utf-8") if path.exists() else ""
         path = self.ctx.rundir.artifact(tok.ref)
+        if not path.exists() and self._passed(tok.ref):  # an empty reply is no file
+            if tok.inline:
+                return ""
+            self.ctx.rundir.write_empty(path)  # a path to read: made when one is asked for
         if not path.exists():
             raise ResolveError(
                 f"cannot resolve {tok.text}: artifact not available "
                 f"(node {tok.ref!r} has not passed)"
             )
         return path.read_text(encoding="utf-8") if tok.inline else str(path.resolve())
+
+    def _passed(self, node_id: str) -> bool:
+        return bool(
+            self.ctx.recorder.read(lambda st: st["nodes"].get(node_id, NO_RECORD)["verdict"])
+            == "PASS"
+        )
 
     def text(self, text: str) -> str:
         return render(text, self.resolve)
@@ -218,7 +229,7 @@ def execute(
                     f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"
                 ),
             )
-        action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.time_left())
+        action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.deadline.left())
         if action == "final":
             return _result(node, round_, out, j, attempt - 1, session or resume)
         prev = (out, j)

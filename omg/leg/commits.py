@@ -5,11 +5,14 @@ This module decides *when* to commit and push; `omg.git` (the only pygit2 import
 
 from __future__ import annotations
 
+import math
+import os
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from omg.errors import GitError, MovedOn, OmgError
+from omg.errors import GitError, MovedOn, OmgError, UsageError
 from omg.git import Checkout, RunRepo, open_repo
 from omg.git.names import note_ref, run_refspecs
 from omg.git.remote import GitToken
@@ -24,6 +27,30 @@ from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
 Warn = Callable[[str], None]
+
+#: Seconds between pushes of the run branch while a leg runs (``OMG_PUSH_EVERY``): a leg's
+#: start, pause, end and failure push whenever they fall; while it runs, a commit is pushed once
+#: the last push is this old, so a node settling after a longer spell (an agent node that took
+#: minutes) is pushed as it settles. A runner lost mid-leg loses at most this window of settled
+#: nodes, which the next leg runs again.
+PUSH_EVERY = 5.0
+
+
+def push_every(environ: Mapping[str, str]) -> float:
+    """``OMG_PUSH_EVERY`` (seconds, 0: push every commit), or the default."""
+    raw = environ.get("OMG_PUSH_EVERY", "").strip()
+    if not raw:
+        return PUSH_EVERY
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(
+            f"OMG_PUSH_EVERY={raw!r} is not a number of seconds; give one such as 5 "
+            "(0 pushes after every settled node)"
+        )
+    return value
 
 
 class GitWorkspace(LocalWorkspace):
@@ -77,12 +104,26 @@ class RunCommits:
     """Commits the run directory after every settled node and at the end of the leg."""
 
     def __init__(
-        self, repo: RunRepo, root: Path, run_id: str, *, push: str | None, base: str, warn: Warn
+        self,
+        repo: RunRepo,
+        root: Path,
+        run_id: str,
+        *,
+        push: str | None,
+        base: str,
+        warn: Warn,
+        push_every: float = PUSH_EVERY,
     ) -> None:
         self.repo = repo
         self.run_id = run_id
         self.push_remote = push
         self.warn = warn
+        #: seconds between pushes while a leg runs; its start, pause, end and failure push anyway
+        self.push_every = push_every
+        self.clock: Callable[[], float] = time.monotonic
+        self._pushed_at = float("-inf")
+        self._tracked: str | None = None  # the head committed from the run directory's changes
+        self.pushes = 0  # pushes of the run branch by this leg
         self.workspace = GitWorkspace(repo, root, run_id, base)
         self.head: str | None = None
         self.warned = False
@@ -123,6 +164,7 @@ class RunCommits:
         """Compare-and-swap: note the state commit this leg starts from; refuse a moved run
         (one the remote holds commits of that this clone lacks), never one merely ahead."""
         self._clear_locks()
+        self._pushed_at = self.clock()  # the push window counts from the leg's start
         self.head = self.repo.run_head(self.run_id)
         self.workspace.recorded = dict(rec.state["worktrees"])
         if self.push_remote is not None:
@@ -194,11 +236,13 @@ class RunCommits:
             self.warn(f"omg: removed {path}, a lock a killed git write of run {self.run_id} left")
 
     def settled(self, rec: Recorder, node_id: str, verdict: str, round_: int) -> None:
+        """Commit a settled node, pushed when the last push is ``push_every`` seconds old; or
+        the leg's start, always pushed (the CI jobs of a run find it, and its state, there)."""
         if node_id:
             what = f"{node_id} {verdict or 'LOOPING'}" + (f" (round {round_})" if round_ else "")
         else:
             what = "started"
-        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}")
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}", checkpoint=not node_id)
 
     def after_leg(self, rec: Recorder, result: LegResult) -> None:
         why = (
@@ -211,6 +255,18 @@ class RunCommits:
     def noted(self, rec: Recorder, what: str) -> None:
         """Commit (and push) an event recorded between legs: a refusal, a supersede, a dispatch."""
         self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {what}")
+
+    def push_pending(self, rec: Recorder) -> None:
+        """A leg that stopped on an error: commit and push what it settled that the remote
+        lacks, so the next leg re-runs only what was in flight. A failure here is only warned
+        about (the error that stopped the leg is the one reported); never while another leg
+        holds the run."""
+        if self.lease is not None and self.lease.lost is not None:
+            return
+        try:
+            self._commit(rec, f"omg {self.run_id} leg {rec.leg}: stopped")
+        except OmgError as exc:
+            self.warn(f"warning: what this leg settled since its last push stays local ({exc})")
 
     def pause_ref(self, progress_seq: int) -> str | None:
         """The oldest run-branch commit whose state has seen event ``progress_seq`` (newer ones
@@ -238,29 +294,45 @@ class RunCommits:
             return None
         return str(data.get("run_id", "")), int(data.get("seq", 0))
 
-    def _commit(self, rec: Recorder, message: str) -> None:
+    def _commit(self, rec: Recorder, message: str, *, checkpoint: bool = True) -> None:
+        """Commit the run directory; push at a checkpoint, or when the last push is
+        ``push_every`` old. A pushed commit's state.json is level with its events; between
+        pushes it is rewritten at most once a second (its readers fold the log's tail)."""
         if self.lease is not None and self.lease.lost is not None:
             raise MovedOn(self.lease.lost)
-        rec.flush()  # the commit holds state.json as the fold of the events it holds
-        message = rec.rundir.mask.text(message)  # a note's words may quote anything
-        self.head = self.repo.commit_run_dir(
-            self.run_id, rec.rundir.path, message, expect_parent=self.head
+        push = self.push_remote is not None and (
+            checkpoint or self.clock() - self._pushed_at >= self.push_every
         )
+        if checkpoint or push:
+            rec.flush()
+        else:
+            rec.flush_due()
+        changed = rec.rundir.take_changes()
+        message = rec.rundir.mask.text(message)  # a note's words may quote anything
+        incremental = self._tracked is not None and self._tracked == self.head
+        self.head = self.repo.commit_run_dir(
+            self.run_id, rec.rundir.path, message, expect_parent=self.head,
+            changed=changed if incremental else None,
+        )  # fmt: skip
+        self._tracked = self.head
         rec.state_ref = f"commit:{self.head}"
         for branch, sha in self.moved_lanes.items():
             self.repo.set_branch(branch, sha)
-        if self.push_remote is not None:
+        if push and self.push_remote is not None:
             refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
             refs += [f"refs/heads/{wt.branch}" for wt in self.workspace.lanes.values()]
             refs += [f"refs/heads/{branch}" for branch in self.moved_lanes]
             self.repo.push(self.push_remote, [f"{r}:{r}" for r in refs])
-        elif self.workspace.wants_push and not self.warned:
+            self._pushed_at = self.clock()
+            self.pushes += 1
+        elif self.push_remote is None and self.workspace.wants_push and not self.warned:
             self.warned = True
             self.warn(
                 "warning: a worktree declares push: true, but no --push REMOTE was given; "
                 "its branch was committed locally and not pushed"
             )
-        self._drop_taken()
+        if push or self.push_remote is None:
+            self._drop_taken()  # a note's ref goes only once a pushed commit carries it
 
     # -- notes: facts recorded about the run off its branch, folded in by its legs ------------
 
@@ -307,7 +379,8 @@ def attach(
     repo = open_repo(root, tokens=tokens)
     if repo is None:
         return None
-    return RunCommits(repo, root, run_id, push=push, base=base, warn=warn)
+    every = push_every(os.environ)
+    return RunCommits(repo, root, run_id, push=push, base=base, warn=warn, push_every=every)
 
 
 def fetch_run(

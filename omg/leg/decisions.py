@@ -76,7 +76,7 @@ def deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
         last = rd.failed(target)
         reply = last.read_text(encoding="utf-8") if last.exists() else ""
         rd.write_payload(rd.artifact(target), reply)
-        last.unlink(missing_ok=True)
+        rd.remove_payload(last)
     if d.approve:
         rec.emit(
             "node_passed",

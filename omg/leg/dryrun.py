@@ -9,6 +9,7 @@ from pathlib import Path
 from omg.graph.load import resolve_inputs
 from omg.graph.model import Graph
 from omg.graph.placeholders import TOKEN, ResolveError, ShellText, Token, render, render_shell
+from omg.nodefile import on_disk
 from omg.runners import Invocation, default_runners
 
 
@@ -28,7 +29,7 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         if tok.kind == "feedback":
             return f"<feedback of {tok.ref}, empty before round 1>"
         form = "content" if tok.inline else "path"
-        return f"<{form} of artifacts/{tok.ref}.out>"
+        return f"<{form} of artifacts/{on_disk(tok.ref)}.out>"
 
     runners = default_runners()
     out = [

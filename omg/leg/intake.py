@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from omg import matrix
 from omg.errors import GitError, OmgError
@@ -15,13 +14,13 @@ from omg.graph.model import Graph
 from omg.leg.commits import Warn
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
+from omg.records import Fanout
 from omg.state import State, fold
-from omg.state.events import EventFields
-from omg.state.records import Event, Fanout
+from omg.state.events import Event, EventFields
 from omg.state.wave import BOOKKEEPING, merge_wave
 
 #: A record's files the fold writes itself: everything else the jobs changed is taken in.
-OWN_FILES = frozenset({"state.json", "events.jsonl"})
+OWN_FILES = frozenset({"state.json", "events.jsonl", "events"})
 #: What a matrix job may record, each about a node of its own entry.
 NODE_EVENTS = frozenset({"node_started", "node_retried", "node_passed", "node_failed"})
 
@@ -32,7 +31,7 @@ class Wave:
 
     base: str
     folded: dict[str, str]  # entry → record commit, in graph order
-    events: list[dict[str, Any]]  # their events, merged: what the fold's leg replays
+    events: list[Event]  # their events, merged: what the fold's leg replays
     stale: tuple[str, ...]  # records of another wave (or refused): ignored and deleted
     missing: tuple[str, ...]  # planned entries that published nothing: planned again
     lanes: dict[str, str]  # lane branch → the head its entry's job left it at
@@ -100,15 +99,14 @@ def fold_wave(run_id: str, env: Environment, wave: Wave, stamp: EventFields) -> 
     commits.moved_lanes = dict(wave.lanes)
     idle = not wave.next.entries
 
-    def options(g: Graph) -> LegOptions:
-        return LegOptions(g.concurrency, only=frozenset(), pause_idle=idle)
+    opts = LegOptions(only=frozenset(), pause_idle=idle)
 
     fanout: Fanout = {"folded": list(wave.folded)}
     if wave.missing:
         fanout["missing"] = list(wave.missing)
     if wave.stale:
         fanout["stale"] = list(wave.stale)
-    return resume_run(run_id, env, options, stamp={**stamp, "fanout": fanout}, replay=wave.events)
+    return resume_run(run_id, env, opts, stamp={**stamp, "fanout": fanout}, replay=wave.events)
 
 
 def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> None:
@@ -121,7 +119,7 @@ def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> Non
 
 
 def _events(repo: RunRepo, run_id: str, sha: str) -> list[Event]:
-    text = repo.read_run_file(run_id, "events.jsonl", ref=sha)
+    text = repo.read_run_log(run_id, ref=sha)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.errors import OmgError, UsageError
-from omg.leg.run import open_run
+from omg.leg.run import Run, open_run
 from omg.state.events import EventFields, EventKind
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
@@ -36,7 +36,9 @@ class JobRuns:
         self.tokens = list(tokens)
         self.warn = warn
 
-    def environment(self, run_id: str) -> Environment:
+    def environment(self, run_id: str, run: Run | None = None) -> Environment:
+        """A leg's environment for run ``run_id`` (``run``: as the caller opened it, if it did;
+        else its state.json, if any, is read here once)."""
         from omg.leg.commits import attach
         from omg.leg.start import Environment
 
@@ -49,17 +51,18 @@ class JobRuns:
         )
         if env.commits is None:
             raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
-        env.commits.workspace.base = self.pr_base(env.commits.repo, run_id)
+        if run is None and (self.runs_dir / run_id / "state.json").exists():
+            run = open_run(self.runs_dir, run_id)
+        env.commits.workspace.base = self.pr_base(env.commits.repo, run)
         return env
 
-    def pr_base(self, repo: RunRepo, run_id: str) -> str:
+    def pr_base(self, repo: RunRepo, run: Run | None) -> str:
         """Where new lanes of a PR run start: the head it judges, not the checked-out branch.
 
         A comment or dispatch leg runs on the default branch; its lanes must still hold the
         PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
         """
-        path = self.runs_dir / run_id / "state.json"
-        pr = open_run(self.runs_dir, run_id).state.get("pull_request") if path.exists() else None
+        pr = run.state.get("pull_request") if run is not None else None
         if pr is None:
             return "HEAD"
         sha = pr["head_sha"]

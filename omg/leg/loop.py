@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
 from omg.leg.attempt import Context, Result, execute
 from omg.schedule import LegResult
 from omg.state import State
-from omg.state.events import EventFields
+from omg.state.events import Event, EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
 Stop = Literal["halt", "gate", "leg_budget"]
@@ -23,9 +22,10 @@ FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its e
 
 @dataclass(frozen=True)
 class LegOptions:
-    """Per-leg limits from the command line."""
+    """One leg's limits, built once from the command line (or a CI job's arguments)."""
 
-    concurrency: int
+    #: Nodes at once; None: the graph's ``concurrency``.
+    concurrency: int | None = None
     max_minutes: float | None = None
     max_nodes: int | None = None
     #: A fan-out leg: only these nodes launch (a matrix job's entry; none in a fold); the other
@@ -34,6 +34,10 @@ class LegOptions:
     #: Whether the leg pauses at a ready gate or an exhausted loop once nothing else runs. A
     #: matrix job does not (its fold decides, seeing every entry); any other leg does.
     pause_idle: bool = True
+
+    def workers(self, graph: Graph) -> int:
+        """How many nodes this leg runs at once."""
+        return max(1, self.concurrency or graph.concurrency)
 
 
 #: Called after each settled node (PASS, FAIL, or a feedback marker): the git commit hook.
@@ -48,14 +52,11 @@ class Leg:
         ctx: Context,
         opts: LegOptions,
         on_settled: SettledHook | None = None,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ctx = ctx
         self.opts = opts
-        ctx.time_left = self.time_left  # executions ask it before each retry
+        self.workers = opts.workers(ctx.graph)
         self.on_settled = on_settled
-        self.clock = clock
-        self.started = clock()
         self.launched = 0
         self.stop: Stop | None = None
         self.paused_at: str | None = None
@@ -70,7 +71,7 @@ class Leg:
     def run(self) -> LegResult:
         running: dict[Future[Result], str] = {}
         rec = self.ctx.recorder
-        with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
             while True:
                 if self.stop is None:
                     self._launch(pool, running)
@@ -84,7 +85,7 @@ class Leg:
         return self._finish(status)
 
     # -- launching --------------------------------------------------------------
-    def _on_event(self, ev: dict[str, Any], state: State) -> None:
+    def _on_event(self, ev: Event, state: State) -> None:
         """Recorder listener (called under its lock): note whose status the event may change."""
         if self._touched is not None:
             touched = schedule.affected_by(self.graph, ev)
@@ -109,15 +110,18 @@ class Leg:
 
     def _launch(self, pool: ThreadPoolExecutor, running: dict[Future[Result], str]) -> None:
         rec = self.ctx.recorder
-        while len(running) < max(1, self.opts.concurrency) and self.stop is None:
+        while len(running) < self.workers and self.stop is None:
             nodes = rec.state["nodes"]
             frontier = self._statuses()
             if self.graph.on_fail == "halt" and frontier.having("failed"):
                 self.stop = "halt"
                 return
-            candidates = frontier.ready(set(running.values()))
+            busy = set(running.values())
             if self.opts.only is not None:
-                candidates = self._only(candidates, running)
+                candidates = self._only(frontier.ready(busy), running)
+            else:
+                first = frontier.first(busy)
+                candidates = [] if first is None else [first]
             if not candidates:
                 awaiting = frontier.having("awaiting")
                 if awaiting and not running and self.opts.pause_idle:
@@ -181,16 +185,10 @@ class Leg:
         self.stop = "gate"
         self.paused_at = gate
 
-    def time_left(self) -> float | None:
-        """Seconds left in the leg's --max-minutes budget (None: no budget)."""
-        if self.opts.max_minutes is None:
-            return None
-        return self.opts.max_minutes * 60 - (self.clock() - self.started)
-
     def _leg_budget_allows(self, node: Node) -> bool:
         if self.opts.max_nodes is not None and self.launched >= self.opts.max_nodes:
             return False
-        left = self.time_left()
+        left = self.ctx.deadline.left()
         return left is None or node.timeout_s <= left
 
     def _graph_budget_spent(self, node: Node) -> bool:
@@ -236,7 +234,7 @@ class Leg:
         common["retries"] = res.retries or None
         if res.passed:
             rd.write_payload(rd.artifact(res.node_id), res.reply)
-            rd.failed(res.node_id).unlink(missing_ok=True)
+            rd.remove_payload(rd.failed(res.node_id))
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
             rec.emit(
                 "node_passed",

@@ -3,14 +3,13 @@ to ``refs/omg/fanout/<run>/<entry>`` instead of the run branch, so siblings neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from omg import matrix, schedule
 from omg.errors import UsageError
 from omg.git import RunRepo
 from omg.git.names import fanout_ref
 from omg.graph.load import graph_from_snapshot
-from omg.graph.model import Graph
 from omg.leg.commits import RunCommits, Warn
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
@@ -89,7 +88,7 @@ def run_entry(
     env: Environment,
     *,
     remote: str,
-    max_minutes: float | None,
+    limits: LegOptions,
     stamp: EventFields,
 ) -> EntryEnd:
     """Run entry ``name`` of the wave planned at ``wave_base`` (default: the run branch now),
@@ -136,10 +135,9 @@ def run_entry(
         previous=previous,
     )
     env.commits = commits
-    only = frozenset(entry.nodes)
 
-    def options(g: Graph) -> LegOptions:
-        return LegOptions(g.concurrency, max_minutes, only=only, pause_idle=False)
-
-    end = resume_run(run_id, env, options, stamp=stamp)
+    # a matrix job runs its entry whole (--max-nodes caps a leg, not an entry) and leaves the
+    # pause to the fold, which sees every entry
+    opts = replace(limits, max_nodes=None, only=frozenset(entry.nodes), pause_idle=False)
+    end = resume_run(run_id, env, opts, stamp=stamp)
     return EntryEnd(end, record=commits.record, nodes=entry.nodes)

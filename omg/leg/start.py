@@ -8,15 +8,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import Hint, InputError, OmgError, RunFailed, StateError, UsageError
+from omg.errors import Hint, InputError, MovedOn, OmgError, RunFailed, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.leg import decisions, notes
 from omg.leg.attempt import Context
+from omg.leg.deadline import Deadline
 from omg.leg.decisions import Decision
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
@@ -25,7 +26,7 @@ from omg.runners import Runner, default_runners
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
-from omg.state.events import EventFields
+from omg.state.events import Event, EventFields
 from omg.state.recorder import Listener, Recorder
 from omg.state.runid import MAX_RUN_ID, check_run_id, slug
 from omg.state.store import RunDir, catch_up, load_run
@@ -157,12 +158,12 @@ def start_run(
 def resume_run(
     run_id: str,
     env: Environment,
-    options: Callable[[Graph], LegOptions],
+    opts: LegOptions,
     *,
     retry_failed: bool = False,
     decision: Decision | None = None,
     stamp: EventFields | None = None,
-    replay: Sequence[dict[str, Any]] = (),
+    replay: Sequence[Event] = (),
 ) -> LegEnd:
     """The next leg of an existing run; ``result`` None when there was nothing to do.
 
@@ -225,7 +226,6 @@ def resume_run(
                 return _nothing_to_do(run_id, env, state, graph)
         elif decision is None and not abandoned and not schedule.unfinished(graph, status):
             return _nothing_to_do(run_id, env, state, graph)
-        opts = options(graph)
         # a fold runs nothing, so it needs no secret input
         inputs = state["inputs"] if opts.only == frozenset() else _secret_inputs(graph, state, env)
         rec = Recorder(rundir, state, leg=len(state["legs"]) + 1, last_seq=last)
@@ -267,7 +267,7 @@ def _run_leg(
     inputs: Mapping[str, str],
     start: EventFields,
     given: list[Decision],
-    replay: Sequence[dict[str, Any]] = (),
+    replay: Sequence[Event] = (),
 ) -> LegResult:
     commits = env.commits
     ctx = Context(
@@ -282,6 +282,7 @@ def _run_leg(
         else LocalWorkspace(env.root, rec.rundir.run_id),
         parent_env=env.parent_env,
         rehearsal=env.rehearsal,
+        deadline=Deadline.after(opts.max_minutes),  # from the leg's start, for the loop and retries
         budget_left=lambda: (
             None
             if graph.budget_usd is None
@@ -320,7 +321,14 @@ def _run_leg(
             opts,
             on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
         )
-        result = leg.run()
+        try:
+            result = leg.run()
+        except MovedOn:
+            raise  # another leg holds the run: nothing of this one is pushed
+        except BaseException:
+            if commits is not None:  # a leg that failed pushes what it settled
+                commits.push_pending(rec)
+            raise
         if commits is not None:
             notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
             commits.after_leg(rec, result)
@@ -334,12 +342,21 @@ def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:
     """Whether the run_started ``start`` would leave anything to run (folded on a copy)."""
     probe = fold([], state)
     event = {"event": "run_started", "seq": state["seq"] + 1, "leg": len(state["legs"]) + 1}
-    apply(probe, {**event, "ts": "", "run_id": state["run_id"], **start})
+    apply(probe, cast(Event, {**event, "ts": "", "run_id": state["run_id"], **start}))
     return bool(schedule.unfinished(graph, schedule.statuses(graph, probe["nodes"])))
 
 
 def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
     src = Path(state["graph_source"])
+    spliced = state["graph"].get("resolved_from")
+    if isinstance(spliced, Mapping) and spliced:
+        from omg.graph.fragmentfile import changed_sources
+
+        for rel in changed_sources(src, spliced):
+            warn(
+                f"warning: fragment {rel} has changed since this run started; the run "
+                "continues the graph exactly as it was spliced and snapshotted in state.json"
+            )
     if (
         state["graph_sha256"]
         and src.is_file()

@@ -66,6 +66,12 @@ class Runner(Protocol):
     env_prefixes: tuple[str, ...]
     #: Where this runtime keeps its session transcripts, as a user would look for them.
     transcript_home: str
+    #: The folder, under a rehearsed run's directory, that holds this runtime's state while it
+    #: talks to the stub model ("" when it keeps none).
+    rehearsal_dir: str
+    #: How a user pins this runtime's CLI to one version, so every leg behaves alike ("" when
+    #: it has no CLI of its own).
+    pin_hint: str
 
     def argv(self, inv: Invocation) -> list[str]:
         """The child's argv, as a dry run shows it."""

@@ -30,6 +30,23 @@ def rehearsal_env(parent: Mapping[str, str], url: str, home: Path) -> dict[str, 
     return env
 
 
+def rehearsal_home(root: Path) -> Path:
+    """Where a rehearsed run under ``root`` keeps its agent runtime's state: the folder that
+    runtime declares (``root`` itself when none declares one)."""
+    for runner in default_runners().values():
+        if runner.rehearsal_dir:
+            return root / runner.rehearsal_dir
+    return root
+
+
+def pin_hint() -> tuple[str, str]:
+    """The agent runtime whose CLI version the events record, and how to pin it."""
+    for name, runner in default_runners().items():
+        if runner.pin_hint:
+            return name, runner.pin_hint
+    return "", ""
+
+
 def stub_endpoint(url: str) -> dict[str, str]:
     """What points every runtime at the stub model at ``url``."""
     out: dict[str, str] = {}

@@ -18,6 +18,8 @@ class ShellRunner:
 
     env_prefixes: tuple[str, ...] = ()
     transcript_home = ""
+    rehearsal_dir = ""
+    pin_hint = ""
 
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
         return None

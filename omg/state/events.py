@@ -7,11 +7,11 @@ found later in events.jsonl. A field given as None is left out of the line.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Required, get_args
 
 from omg.kinds import Cause, Outcome, Provenance
+from omg.records import CiRun, Fanout, PullRequestRecord
 from omg.spend import SpendFields
-from omg.state.records import CiRun, Fanout, PullRequestRecord
 
 EventKind = Literal[
     "run_started",
@@ -75,3 +75,18 @@ class EventFields(SpendFields, total=False):
     workflow_run_id: str  # leg_dispatched: GitHub's run of the next leg
     url: str
     note: str  # noted off the run branch first: the note's id (refs/omg/notes/<run>/<id>)
+
+
+class EventRecord(EventFields, total=False):
+    """One events.jsonl line as read back or emitted: its envelope and its fields."""
+
+    schema: Required[int]
+    seq: Required[int]
+    ts: Required[str]
+    run_id: Required[str]
+    leg: Required[int]
+    event: Required[EventKind]
+
+
+#: One events.jsonl line, as everything past the JSON parse reads it.
+Event = EventRecord

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, Ruling
+from omg.records import Dispatched, LegRecord, State
 from omg.spend import LAST_REPORTED, Spend
-from omg.state.records import Dispatched, Event, LegRecord, State
+
+if TYPE_CHECKING:
+    from omg.state.events import Event
 
 STATE_SCHEMA = 1
 EVENT_SCHEMA = 1
@@ -204,9 +207,10 @@ def _terminal(st: State, ev: Event, verdict: str) -> None:
     rec["round"] = ev.get("round", 0)
     rec["attempts"] = rec.get("attempts", 0) + 1
     keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged")
+    fields: Mapping[str, object] = ev
     for key in (*keys, *LAST_REPORTED, "permission_denials", "cli_version"):
         if key in ev:
-            rec[key] = ev[key]
+            rec[key] = fields[key]
         elif key in ("provenance", "cause", "judged", "permission_denials") and key in rec:
             del rec[key]
     rec.pop("awaiting", None)
@@ -234,7 +238,7 @@ def _gate_decided(st: State, ev: Event) -> None:
     st["gates"][ev["node_id"]] = {
         "decision": decision,
         "by": ev.get("by", ""),
-        "reason": ev.get("reason", ""),
+        "reason": ev.get("reason") or "",
         "at": ev["ts"],
         "state_ref": ev.get("state_ref", ""),
     }

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from omg.state.records import Event
+from omg.state.events import Event
 
 RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "CUT", "RUNNING"]
 _CLOSING = {"feedback": "LOOPING", "exhausted": "AWAITING", "leg_budget": "DEFERRED"}

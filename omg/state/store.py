@@ -10,6 +10,7 @@ import os
 import socket
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -20,12 +21,21 @@ from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
+from omg.nodefile import on_disk
+from omg.records import State
+from omg.state.events import Event
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
-from omg.state.records import State
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
 
 STATE = "state.json"
+#: The event log's first file: a run's first ``CHUNK_EVENTS`` events (a run recorded before the
+#: log was cut in chunks holds all of its earlier events here; it is never grown past that).
 EVENTS = "events.jsonl"
+#: The directory of the log's further chunks: ``events/<seq of its first line, 10 digits>.jsonl``.
+CHUNKS = "events"
+#: Lines a file of the log holds before the next chunk starts: a commit rewrites only the last
+#: one, so what it writes is bounded whatever the length of the run's history.
+CHUNK_EVENTS = 128
 LOCK = "leg.lock"
 MAX_LINE = 1 << 20
 #: The directories a leg writes payloads into (outputs, failures, feedback, transcripts).
@@ -210,8 +220,12 @@ class RunDir:
         self.path = path
         self.mask = mask
         self._events_fd: int | None = None
+        self._chunk: tuple[Path, int] | None = None  # the file appended to, its lines
         self._lock_fd: int | None = None
         self._encoder = SnapshotEncoder()
+        #: paths (relative, "/"-separated) written or removed since ``take_changes``
+        self._changed: set[str] = set()
+        self._changes_lock = threading.Lock()
 
     @property
     def run_id(self) -> str:
@@ -226,20 +240,60 @@ class RunDir:
         return self.path / EVENTS
 
     def artifact(self, node_id: str) -> Path:
-        return self.path / "artifacts" / f"{node_id}.out"
+        return self.path / "artifacts" / f"{on_disk(node_id)}.out"
 
     def failed(self, node_id: str) -> Path:
-        return self.path / "failed" / f"{node_id}.out"
+        return self.path / "failed" / f"{on_disk(node_id)}.out"
 
     def feedback(self, node_id: str) -> Path:
-        return self.path / "feedback" / f"{node_id}.out"
+        return self.path / "feedback" / f"{on_disk(node_id)}.out"
 
     def session(self, session_id: str) -> Path:
         """An agent session's transcript, kept with the run so a fresh machine can resume it."""
         return self.path / "sessions" / f"{session_id}.jsonl"
 
+    @property
+    def chunks_path(self) -> Path:
+        return self.path / CHUNKS
+
+    @property
+    def log_path(self) -> Path:
+        """Where the event log is: the single file of an older run, else the chunks' folder."""
+        return self.events_path if os.path.lexists(self.events_path) else self.chunks_path
+
     def exists(self) -> bool:
-        return self.state_path.exists() or self.events_path.exists()
+        return self.state_path.exists() or self.events_path.exists() or self.chunks_path.exists()
+
+    def segments(self) -> list[Path]:
+        """The files of the event log in order: the single log of an older run, if any, then
+        the chunks by the seq of their first line. A name that is no chunk's is a Damaged."""
+        found = [self.events_path] if os.path.lexists(self.events_path) else []
+        if not os.path.lexists(self.chunks_path):
+            return found
+        where = self.chunks_path
+        if where.is_symlink() or not where.is_dir():
+            raise Damaged(where, None, "is not a directory of event chunks", events_fix(self.path))
+        names = sorted(os.listdir(where))
+        for name in names:
+            if not _chunk_name(name):
+                raise Damaged(
+                    where / name, None, "is not an event chunk (named <first seq, 10 digits>"
+                    ".jsonl); move it aside (omg deletes nothing)", events_fix(self.path),
+                )  # fmt: skip
+        return [*found, *(where / n for n in names)]
+
+    # -- what changed: the paths a commit of the run directory must look at ------------
+    def changed(self, path: Path) -> None:
+        """Note that ``path`` (inside the run directory) was written or removed."""
+        rel = path.relative_to(self.path).as_posix()
+        with self._changes_lock:
+            self._changed.add(rel)
+
+    def take_changes(self) -> frozenset[str]:
+        """The paths written or removed since the last call, and forget them."""
+        with self._changes_lock:
+            out, self._changed = frozenset(self._changed), set()
+        return out
 
     # -- lock -----------------------------------------------------------------
     def lock(self) -> None:
@@ -284,7 +338,7 @@ class RunDir:
             self._lock_fd = None
 
     # -- events ---------------------------------------------------------------
-    def append_event(self, event: dict[str, Any]) -> dict[str, Any]:
+    def append_event(self, event: Event) -> Event:
         """Append one line, masked, with a single write (no fsync: see ``checkpoint``); the
         event as written (what the state must fold).
 
@@ -292,40 +346,82 @@ class RunDir:
         per line keeps a concurrent reader from ever seeing half a line.
         """
         event = self.mask.record(event)
-        if self._events_fd is None:
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._events_fd = os.open(
-                self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
-            )
         line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = line.encode()
         if len(data) > MAX_LINE:  # never write a line read_events would refuse as damaged
             raise StateError(
                 f"a {event.get('event')} event would take {len(data):,} bytes, more than the "
-                f"{MAX_LINE:,} a line of {EVENTS} may hold; nothing was written"
+                f"{MAX_LINE:,} a line of events.jsonl (or a chunk of it) may hold; nothing was "
+                "written"
             )
+        if self._chunk is None or self._chunk[1] >= CHUNK_EVENTS:
+            self._open_chunk(int(event["seq"]))
+        assert self._events_fd is not None and self._chunk is not None
         os.write(self._events_fd, data)
+        path, lines = self._chunk
+        self._chunk = (path, lines + 1)
+        self.changed(path)
         return event
 
-    def read_events(self) -> Iterator[dict[str, Any]]:
-        """Every event, in file order; a torn, oversized or foreign line is a StateError."""
-        with self._open(EVENTS, events_fix(self.path)) as fh:
-            for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), b""), 1):
-                yield self._parse_line(raw, n)
+    def chunk_path(self, first_seq: int) -> Path:
+        return self.chunks_path / f"{first_seq:010d}.jsonl"
+
+    def _open_chunk(self, seq: int) -> None:
+        """Open the file event ``seq`` goes in: events.jsonl for a run's first
+        ``CHUNK_EVENTS`` events, then chunks of as many lines named for their first seq. The
+        last file is continued while it has room (a leg resuming a run), else a fresh chunk
+        starts. The run's record was verified before a leg appends, so ``seq`` says how many
+        lines each file holds."""
+        if self._events_fd is not None:
+            os.fsync(self._events_fd)  # a full chunk is never written again: durable once
+            os.close(self._events_fd)
+            self._events_fd = None
+        if self._chunk is None:
+            last = self.segments()[-1:]
+            start = 1 if not last or last[0] == self.events_path else _first_seq(last[0])
+            target = self.chunk_path(start) if start > 1 else self.events_path
+            if seq - start < CHUNK_EVENTS:
+                self._chunk = (target, seq - start)
+        if self._chunk is None or self._chunk[1] >= CHUNK_EVENTS:
+            self._chunk = (self.chunk_path(seq), 0)
+        path = self._chunk[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._events_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def read_events(self) -> Iterator[Event]:
+        """Every event, in order; a torn, oversized or foreign line is a StateError."""
+        segments = self._segments()
+        for path in segments:
+            with self._open_path(path, events_fix(self.path)) as fh:
+                for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), b""), 1):
+                    yield self._parse_line(raw, n, path)
 
     def verified(self, snapshot: Snapshot | None = None) -> tuple[State, int]:
         """The fold of every event and the last seq, each line checked in one streaming pass
         and ``snapshot`` compared with the fold at its seq (``state.verify``)."""
-        with self._open(EVENTS, events_fix(self.path)) as fh:
-            return verify(fh, self.events_path, snapshot, max_line=MAX_LINE)
+        fix = events_fix(self.path)
+        return verify(
+            self._segments(), snapshot, max_line=MAX_LINE,
+            opener=lambda path: self._open_path(path, fix),
+        )  # fmt: skip
+
+    def _segments(self) -> list[Path]:
+        found = self.segments()
+        if not found:
+            fix = events_fix(self.path)
+            raise StateError(f"{self._missing(EVENTS)} {NOTHING}; {fix}")
+        return found
 
     def _open(self, name: str, fix: str) -> BinaryIO:
-        try:
-            return open_record(self.path / name, fix)
-        except FileNotFoundError:
-            raise StateError(f"{self._missing(name)} {NOTHING}; {fix}") from None
+        return self._open_path(self.path / name, fix)
 
-    def _parse_line(self, raw: bytes, n: int) -> dict[str, Any]:
+    def _open_path(self, path: Path, fix: str) -> BinaryIO:
+        try:
+            return open_record(path, fix)
+        except FileNotFoundError:
+            raise StateError(f"{self._missing(path.name)} {NOTHING}; {fix}") from None
+
+    def _parse_line(self, raw: bytes, n: int, path: Path) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
                 ev = json.loads(raw)
@@ -334,11 +430,11 @@ class RunDir:
             sound = isinstance(ev, dict) and ev.get("schema") == EVENT_SCHEMA
             if sound and "seq" in ev and "event" in ev:
                 return ev  # type: ignore[no-any-return]  # the hot path: one parse, 3 lookups
-        return self._refuse_line(raw, n)
+        return self._refuse_line(raw, n, path)
 
-    def _refuse_line(self, raw: bytes, n: int) -> dict[str, Any]:
+    def _refuse_line(self, raw: bytes, n: int, path: Path) -> Event:
         """The Damaged that says exactly how a line is damaged."""
-        path, fix = self.events_path, events_fix(self.path)
+        fix = events_fix(self.path)
         if len(raw) > MAX_LINE:
             raise Damaged(path, n, "is longer than 1 MiB; the event stream is damaged", fix)
         if not raw.endswith(b"\n"):
@@ -393,6 +489,7 @@ class RunDir:
     def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
         """Rewrite state.json atomically; ``touched`` names the records that changed."""
         atomic_write(self.state_path, canonical_json(state, self._encoder, touched))
+        self.changed(self.state_path)
 
     def checkpoint(self) -> None:
         """Make the run directory durable: fsync the event log, state.json and the directory.
@@ -405,7 +502,7 @@ class RunDir:
         """
         if self._events_fd is not None:
             os.fsync(self._events_fd)
-        for path in (self.state_path, self.path):
+        for path in (self.state_path, self.chunks_path, self.path):
             try:
                 fd = os.open(path, os.O_RDONLY)
             except FileNotFoundError:
@@ -421,8 +518,26 @@ class RunDir:
         Not atomic and not fsync'd on purpose: a payload is only read after its node's
         event is recorded, and a leg killed before that event re-runs the node, rewriting it.
         """
+        if not text:  # an empty payload is no file: nothing to write, commit or restore
+            self.remove_payload(path)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.mask.text(text), encoding="utf-8")
+        self.changed(path)
+
+    def write_empty(self, path: Path) -> None:
+        """An empty payload's file, made only when a reader is given its path."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        self.changed(path)
+
+    def remove_payload(self, path: Path) -> None:
+        """Remove a payload that no longer counts (a failure's reply once its node passed)."""
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+        self.changed(path)
 
     def write_session(self, session_id: str, data: bytes) -> Path:
         """A session's transcript, masked, written atomically; where it went."""
@@ -436,7 +551,17 @@ class RunDir:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self.changed(target)
         return target
+
+
+def _chunk_name(name: str) -> bool:
+    stem, _, ext = name.partition(".")
+    return ext == "jsonl" and len(stem) == 10 and stem.isdigit() and int(stem) > 1
+
+
+def _first_seq(path: Path) -> int:
+    return int(path.name.split(".")[0])
 
 
 def open_record(path: Path, fix: str) -> BinaryIO:
@@ -481,7 +606,7 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
     state, last = rundir.verified(snapshot)
     if snapshot is None and last == 0:
         raise Damaged(
-            rundir.events_path, None, "holds no events and there is no state.json: the run's "
+            rundir.log_path, None, "holds no events and there is no state.json: the run's "
             "first leg was stopped before it recorded its start", f"remove {rundir.path} and "
             f"start the run again (`omg run GRAPH --run-id {rundir.run_id}`)",
         )  # fmt: skip
@@ -489,7 +614,7 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
         problem = _shape_problem(cast(dict[str, Any], state))
         if problem is not None:
             raise Damaged(
-                rundir.events_path, None, f"folds to a state that is damaged: {problem}",
+                rundir.log_path, None, f"folds to a state that is damaged: {problem}",
                 events_fix(rundir.path),
             )  # fmt: skip
     return state, last

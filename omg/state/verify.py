@@ -13,6 +13,7 @@ the event schema too. A torn last line (a power loss mid-write) is refused as be
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from json.scanner import make_scanner
@@ -21,9 +22,9 @@ from typing import Any, BinaryIO
 
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
+from omg.records import State
 from omg.state.events import EVENT_KINDS
 from omg.state.fold import EVENT_SCHEMA, apply, empty_state
-from omg.state.records import State
 
 #: Bytes read at a time: the pass streams, whatever the size of the history.
 CHUNK = 1 << 20
@@ -75,7 +76,7 @@ def torn(path: Path, line: int) -> Damaged:
     return Damaged(
         path, line, "is torn (unterminated): the event stream was cut mid-write",
         "omg will not append to it: remove the partial last line by hand after inspecting it, "
-        f"or {events_fix(path.parent)}",
+        f"or {events_fix(_run_dir(path))}",
     )  # fmt: skip
 
 
@@ -88,97 +89,159 @@ class Snapshot:
 
 
 def verify(
-    events: BinaryIO,
-    path: Path,
+    segments: Sequence[Path],
     snapshot: Snapshot | None = None,
     *,
     max_line: int,
+    opener: Callable[[Path], BinaryIO] | None = None,
 ) -> tuple[State, int]:
-    """The fold of every event in ``events`` (the file at ``path``) and the last seq, each line
-    checked as it is folded and ``snapshot`` compared with the fold at its seq; a Damaged
-    naming the file and line otherwise. The run is the one ``path``'s directory names."""
-    run_id = path.parent.name
+    """The fold of every event in the files ``segments`` (the event log, in order: an older
+    run's single log, then its chunks) and the last seq, each line checked as it is folded and
+    ``snapshot`` compared with the fold at its seq; a Damaged naming the file and its line
+    otherwise. Seq runs on across the files: a chunk named for its first seq must begin there,
+    so a chunk lost, swapped or repeated shows at its first line. The run is the one the
+    files' run directory names."""
+    run_dir = _run_dir(segments[0])
+    run_id = run_dir.name
     st = empty_state()
     snap_seq = -1 if snapshot is None else snapshot.state["seq"]
     if snapshot is not None:
         _same_run(snapshot, run_id)
         if snap_seq == 0:
-            _compare(st, snapshot, path, 0)
+            _compare(st, snapshot, segments[0], 0, 0)
     tail = max(snap_seq, 0)  # lines after this one are checked against the event schema
-    scan, kinds, nodes, schema = _SCAN, _KINDS, _NODE_KINDS, EVENT_SCHEMA
-    n = legs = 0
-    carry = b""
-    while chunk := events.read(CHUNK):
-        buf = carry + chunk if carry else chunk
-        cut = buf.rfind(b"\n") + 1
-        carry = buf[cut:]
-        text, garbled = _decode(buf, cut, path, n)
-        pos, size = 0, len(text)
-        while pos < size:
-            nl = text.index("\n", pos)
-            n += 1
-            if (nl - pos) * 4 >= max_line and len(text[pos : nl + 1].encode()) > max_line:
-                _too_long(path, n)
-            try:
-                ev, end = scan(text, pos)
-            except (StopIteration, ValueError, RecursionError):
-                ev, end = None, -1
-            if end != nl or type(ev) is not dict:
-                ev = _lenient(text[pos:nl], path, n)
-            pos = nl + 1
-            get = ev.get
-            if get("seq") != n or get("run_id") != run_id or get("schema") != schema:
-                _envelope(ev, path, n)
-            kind = get("event")
-            if kind == "node_started":  # half of a history, and the fold takes nothing from it
-                if get("leg") != legs or not legs or type(get("node_id")) is not str:
-                    _node(ev, path, n, legs)
-                if n > tail and not _event_check()(ev):
-                    _off_schema(ev, path, n)
-            else:
-                if type(get("ts")) is not str or type(get("seq")) is not int:
-                    _envelope(ev, path, n)
-                leg = get("leg")
-                if kind == "run_started":
-                    legs += 1
-                    if leg != legs or type(leg) is not int:
-                        _leg(ev, path, n, legs - 1)
-                elif leg != legs or not legs:
-                    _leg(ev, path, n, legs)
-                if kind in nodes:
-                    if type(get("node_id")) is not str:
-                        _node(ev, path, n, legs)
-                elif kind not in kinds:
-                    raise Damaged(
-                        path, n, f"has event kind {kind!r}, which omg does not know",
-                        events_fix(path.parent),
-                    )  # fmt: skip
-                if n > tail and not _event_check()(ev):
-                    _off_schema(ev, path, n)
-                try:
-                    apply(st, ev)
-                except _FOLD_ERRORS as exc:
-                    if not _event_check()(ev):
-                        _off_schema(ev, path, n)  # names the field
-                    raise Damaged(
-                        path, n, f"is a {kind} the fold cannot take in ({type(exc).__name__}: "
-                        f"{exc})", events_fix(path.parent),
-                    ) from None  # fmt: skip
-            if n == snap_seq and snapshot is not None:
-                _compare(st, snapshot, path, n)
-        if garbled is not None:
-            raise garbled
-        if len(carry) > max_line:
-            _too_long(path, n + 1)
-    if carry:
-        raise torn(path, n + 1)
-    if snapshot is not None and snap_seq > n:
+    walk = _Walk(run_id, st, snapshot, snap_seq, tail, max_line)
+    last = len(segments) - 1
+    for i, path in enumerate(segments):
+        first = _first_seq(path)
+        if first is not None and first != walk.n + 1:
+            _chunk_starts(path, first, walk.n)
+        with (opener or _open)(path) as fh:
+            walk.segment(fh, path, empty_ok=i == last)
+    if snapshot is not None and snap_seq > walk.n:
         raise Damaged(
-            path, None, f"does not hold event {snap_seq}, which {snapshot.path.name} was folded "
-            f"up to (the stream stops at seq {n}): events were lost, e.g. the file was truncated "
-            "or replaced", events_fix(path.parent),
+            segments[-1], None, f"does not hold event {snap_seq}, which {snapshot.path.name} "
+            f"was folded up to (the stream stops at seq {walk.n}): events were lost, e.g. a "
+            "file was truncated, removed or replaced", events_fix(run_dir),
         )  # fmt: skip
-    return st, n
+    return st, walk.n
+
+
+def _open(path: Path) -> BinaryIO:
+    return path.open("rb")
+
+
+def _run_dir(path: Path) -> Path:
+    """The run directory a file of the event log lives in (a chunk one level deeper)."""
+    return path.parent.parent if _first_seq(path) is not None else path.parent
+
+
+def _first_seq(path: Path) -> int | None:
+    """The seq a chunk's name says its first line holds (None: the single log of older runs)."""
+    stem = path.name.split(".")[0]
+    return int(stem) if path.parent.name == "events" and stem.isdigit() else None
+
+
+def _chunk_starts(path: Path, first: int, before: int) -> None:
+    if first > before + 1:
+        one = first == before + 2
+        missing = f"event {before + 1} is" if one else f"events {before + 1}-{first - 1} are"
+        why = f"{missing} missing: a chunk of the event log was lost"
+    else:
+        why = "it overlaps the file before it: a chunk repeated or put in by hand"
+    raise Damaged(
+        path, None, f"is named for seq {first}, but the log before it ends at seq {before}: "
+        f"{why}", events_fix(_run_dir(path)),
+    )  # fmt: skip
+
+
+class _Walk:
+    """The streaming check, carried from one file of the event log to the next."""
+
+    def __init__(
+        self, run_id: str, st: State, snapshot: Snapshot | None, snap_seq: int, tail: int,
+        max_line: int,
+    ) -> None:  # fmt: skip
+        self.run_id, self.st, self.snapshot = run_id, st, snapshot
+        self.snap_seq, self.tail, self.max_line = snap_seq, tail, max_line
+        self.n = self.legs = 0
+
+    def segment(self, events: BinaryIO, path: Path, *, empty_ok: bool) -> None:
+        run_id, st, snapshot, snap_seq, tail = (
+            self.run_id, self.st, self.snapshot, self.snap_seq, self.tail)  # fmt: skip
+        max_line = self.max_line
+        scan, kinds, nodes, schema = _SCAN, _KINDS, _NODE_KINDS, EVENT_SCHEMA
+        n, legs = self.n, self.legs
+        base = n  # line k of this file holds seq base + k
+        fix = events_fix(_run_dir(path))
+        carry = b""
+        while chunk := events.read(CHUNK):
+            buf = carry + chunk if carry else chunk
+            cut = buf.rfind(b"\n") + 1
+            carry = buf[cut:]
+            text, garbled = _decode(buf, cut, path, n - base)
+            pos, size = 0, len(text)
+            while pos < size:
+                nl = text.index("\n", pos)
+                n += 1
+                line = n - base
+                if (nl - pos) * 4 >= max_line and len(text[pos : nl + 1].encode()) > max_line:
+                    _too_long(path, line)
+                try:
+                    ev, end = scan(text, pos)
+                except (StopIteration, ValueError, RecursionError):
+                    ev, end = None, -1
+                if end != nl or type(ev) is not dict:
+                    ev = _lenient(text[pos:nl], path, line)
+                pos = nl + 1
+                get = ev.get
+                if get("seq") != n or get("run_id") != run_id or get("schema") != schema:
+                    _envelope(ev, path, line, n, run_id)
+                kind = get("event")
+                if kind == "node_started":  # half of a history; the fold takes nothing from it
+                    if get("leg") != legs or not legs or type(get("node_id")) is not str:
+                        _node(ev, path, line, legs)
+                    if n > tail and not _event_check()(ev):
+                        _off_schema(ev, path, line)
+                else:
+                    if type(get("ts")) is not str or type(get("seq")) is not int:
+                        _envelope(ev, path, line, n, run_id)
+                    leg = get("leg")
+                    if kind == "run_started":
+                        legs += 1
+                        if leg != legs or type(leg) is not int:
+                            _leg(ev, path, line, legs - 1)
+                    elif leg != legs or not legs:
+                        _leg(ev, path, line, legs)
+                    if kind in nodes:
+                        if type(get("node_id")) is not str:
+                            _node(ev, path, line, legs)
+                    elif kind not in kinds:
+                        raise Damaged(
+                            path, line, f"has event kind {kind!r}, which omg does not know", fix
+                        )
+                    if n > tail and not _event_check()(ev):
+                        _off_schema(ev, path, line)
+                    try:
+                        apply(st, ev)
+                    except _FOLD_ERRORS as exc:
+                        if not _event_check()(ev):
+                            _off_schema(ev, path, line)  # names the field
+                        raise Damaged(
+                            path, line, f"is a {kind} the fold cannot take in "
+                            f"({type(exc).__name__}: {exc})", fix,
+                        ) from None  # fmt: skip
+                if n == snap_seq and snapshot is not None:
+                    _compare(st, snapshot, path, line, n)
+            if garbled is not None:
+                raise garbled
+            if len(carry) > max_line:
+                _too_long(path, n - base + 1)
+        if carry:
+            raise torn(path, n - base + 1)
+        if n == base and not empty_ok:
+            raise Damaged(path, None, "holds no events, yet a file of the log follows it", fix)
+        self.n, self.legs = n, legs
 
 
 @cache
@@ -194,14 +257,14 @@ def _decode(buf: bytes, cut: int, path: Path, before: int) -> tuple[str, Damaged
     except UnicodeDecodeError as exc:
         start = buf.rfind(b"\n", 0, exc.start) + 1
         line = before + buf.count(b"\n", 0, start) + 1
-        bad = Damaged(path, line, "is not UTF-8 text (garbled bytes)", events_fix(path.parent))
+        bad = Damaged(path, line, "is not UTF-8 text (garbled bytes)", events_fix(_run_dir(path)))
         return buf[:start].decode(), bad
 
 
 def _too_long(path: Path, line: int) -> None:
     raise Damaged(
         path, line, "is longer than 1 MiB (no event is): the event stream is damaged",
-        events_fix(path.parent),
+        events_fix(_run_dir(path)),
     )  # fmt: skip
 
 
@@ -213,27 +276,29 @@ def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
     except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
         raise Damaged(
             path, n, "is not a JSON event: garbled, truncated, or written by hand",
-            events_fix(path.parent),
+            events_fix(_run_dir(path)),
         ) from None  # fmt: skip
     if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
-        raise Damaged(path, n, "is not an omg event (no seq/event fields)", events_fix(path.parent))
+        fix = events_fix(_run_dir(path))
+        raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
     return ev
 
 
-def _envelope(ev: dict[str, Any], path: Path, n: int) -> None:
-    """Why the envelope of line ``n`` is wrong: the first field that says so."""
-    fix = events_fix(path.parent)
+def _envelope(ev: dict[str, Any], path: Path, line: int, n: int, run_id: str) -> None:
+    """Why the envelope of ``line`` (which must hold seq ``n``) is wrong: the first field
+    that says so."""
+    fix = events_fix(_run_dir(path))
     if "seq" not in ev or "event" not in ev:
-        raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
+        raise Damaged(path, line, "is not an omg event (no seq/event fields)", fix)
     if ev.get("schema") != EVENT_SCHEMA:
         raise Damaged(
-            path, n, f"has event schema {ev.get('schema')!r}, but this omg understands schema "
+            path, line, f"has event schema {ev.get('schema')!r}, but this omg understands schema "
             f"{EVENT_SCHEMA}: it was written by a different omg version (or edited)",
             f"upgrade omg if another version wrote it; else {fix}",
         )  # fmt: skip
     seq = ev["seq"]
     if type(seq) is not int:
-        raise Damaged(path, n, f"has seq {seq!r}, not a whole number", fix)
+        raise Damaged(path, line, f"has seq {seq!r}, not a whole number", fix)
     if seq < n:
         why = f"event {seq} is repeated, or the lines are out of order"
     elif seq > n:
@@ -242,13 +307,13 @@ def _envelope(ev: dict[str, Any], path: Path, n: int) -> None:
     else:
         why = ""
     if why:
-        raise Damaged(path, n, f"has seq {seq} where seq {n} belongs: {why}", fix)
-    if ev.get("run_id") != path.parent.name:
+        raise Damaged(path, line, f"has seq {seq} where seq {n} belongs: {why}", fix)
+    if ev.get("run_id") != run_id:
         raise Damaged(
-            path, n, f"belongs to run {ev.get('run_id')!r}, not {path.parent.name!r} (its "
+            path, line, f"belongs to run {ev.get('run_id')!r}, not {run_id!r} (its "
             "directory): a line, or the whole file, from another run", fix,
         )  # fmt: skip
-    raise Damaged(path, n, f"has no time (ts is {ev.get('ts')!r})", fix)
+    raise Damaged(path, line, f"has no time (ts is {ev.get('ts')!r})", fix)
 
 
 def _leg(ev: dict[str, Any], path: Path, n: int, before: int) -> None:
@@ -259,13 +324,13 @@ def _leg(ev: dict[str, Any], path: Path, n: int, before: int) -> None:
         problem = f"is a {kind}, but a run's record opens with run_started"
     else:
         problem = f"is a {kind} of leg {leg!r}, but it follows the run_started of leg {before}"
-    raise Damaged(path, n, problem, events_fix(path.parent))
+    raise Damaged(path, n, problem, events_fix(_run_dir(path)))
 
 
 def _node(ev: dict[str, Any], path: Path, n: int, legs: int) -> None:
     if ev.get("leg") != legs or not legs:
         _leg(ev, path, n, legs)
-    raise Damaged(path, n, f"is a {ev.get('event')} without a node_id", events_fix(path.parent))
+    raise Damaged(path, n, f"is a {ev.get('event')} without a node_id", events_fix(_run_dir(path)))
 
 
 def _off_schema(ev: dict[str, Any], path: Path, n: int) -> None:
@@ -279,7 +344,7 @@ def _off_schema(ev: dict[str, Any], path: Path, n: int) -> None:
     what = f"field {field!r} is wrong: " if field else ""
     raise Damaged(
         path, n, f"does not match the event schema ({what}{error.message if error else '?'})",
-        events_fix(path.parent),
+        events_fix(_run_dir(path)),
     )  # fmt: skip
 
 
@@ -293,17 +358,18 @@ def _same_run(snapshot: Snapshot, run_id: str) -> None:
         )  # fmt: skip
 
 
-def _compare(st: State, snapshot: Snapshot, path: Path, n: int) -> None:
+def _compare(st: State, snapshot: Snapshot, path: Path, at: int, n: int) -> None:
+    """The fold stopped at seq ``n``, line ``at`` of ``path`` (0: before any)."""
     found = _first_difference(snapshot.state, st, ())
     if found is None:
         return
     keys, theirs, ours = found
     name = ".".join(keys) or "(the whole file)"
-    line = f" ({path.name} line {n})" if n else ""
+    line = f" ({path.name} line {at})" if at else ""
     raise Damaged(
         snapshot.path, _line_of(snapshot.path, keys),
         f"says {name} is {_short(theirs)}, but the events up to seq {n}{line} fold to "
-        f"{_short(ours)}: it was edited by hand, or is not this run's", state_fix(path.parent),
+        f"{_short(ours)}: it was edited by hand, or is not this run's", state_fix(_run_dir(path)),
     )  # fmt: skip
 
 

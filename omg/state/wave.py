@@ -5,9 +5,8 @@ order of the entries)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from omg.state.records import Event
+from omg.state.events import Event
 
 #: A matrix job's own leg bookkeeping: the fold writes one pair for the whole wave instead.
 BOOKKEEPING = ("run_started", "run_finished")
@@ -15,7 +14,7 @@ BOOKKEEPING = ("run_started", "run_finished")
 
 def merge_wave(
     base_seq: int, leg: int, published: Mapping[str, Sequence[Event]], order: Sequence[str]
-) -> list[dict[str, Any]]:
+) -> list[Event]:
     """The events of each entry's run past ``base_seq`` (what its job added), entries in
     ``order`` — never the order the jobs finished or were fetched in — without the jobs' own
     ``run_started``/``run_finished``, renumbered ``base_seq + 1 …`` and put in leg ``leg``."""
@@ -23,7 +22,7 @@ def merge_wave(
     unknown = sorted(set(published) - set(rank))
     if unknown:
         raise ValueError(f"entries not in the graph order: {', '.join(unknown)}")
-    out: list[dict[str, Any]] = []
+    out: list[Event] = []
     for entry in sorted(published, key=rank.__getitem__):
         for ev in published[entry]:
             if int(ev["seq"]) <= base_seq or ev["event"] in BOOKKEEPING:

@@ -3,13 +3,12 @@ GitHub's environment variables, real webhook payloads, and the REST stand-in.
 
 `Repo` is the repository on "GitHub" (a bare origin written with pygit2, PR heads published
 as ``refs/pull/<n>/head`` the way GitHub keeps them); `Repo.job` is one workflow job running
-``omg leg`` in its own fresh clone, returning what the job produced: as a real subprocess, or
-(``Repo.in_process``, what the test suite uses) the CLI's entry point called in the test's
-process with the job's whole environment and working directory (``kit.omg_in_process``: the
-same exit code, stdout and stderr, without two interpreter start-ups — the job's environment
-holds GITHUB_TOKEN, so the real CLI re-executes itself once without it). A job started to race
-or be killed (``start``), one under a profiler (``python``) and one asked for with
-``process=True`` (the secret scrub, which only a process of its own does) are real processes.
+``omg leg`` in its own fresh clone, returning what the job produced. A job runs the CLI's entry
+point in the test's process when the repository says ``in_process`` (the tests' fixture does:
+its exit code, output, GITHUB_OUTPUT and summary as the process would give them, without an
+interpreter's start-up), unless a process is the point: jobs that race others (``start``), and
+``process=True`` where the process itself is under test (the secret scrub's re-exec, what
+`/proc` shows a node).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from typing import Any
 
 import pygit2
 from githttp import GitHttpServer
+from kit import omg_in_process
 
 from .stand_in import REPO, StandIn
 
@@ -130,7 +130,8 @@ class Repo:
     origin: Path = field(init=False)
     jobs: int = 0
     heads: dict[int, str] = field(default_factory=dict)
-    #: Run a job that is neither started to race nor profiled in this process (see above).
+    #: Jobs run in the caller's process (the tests) rather than each in its own (the
+    #: benchmarks, which time a job's process and run several at once from threads).
     in_process: bool = False
 
     def __post_init__(self) -> None:
@@ -190,7 +191,14 @@ class Repo:
         return [e["node_id"] for e in self.run_events(run_id) if e["event"] == "node_started"]
 
     def run_events(self, run_id: str) -> list[dict[str, Any]]:
-        return [json.loads(ln) for ln in self.run_file(run_id, "events.jsonl").splitlines()]
+        """events.jsonl on origin's run branch, then its chunks in events/."""
+        text = self.run_file(run_id, "events.jsonl")
+        repo = pygit2.Repository(str(self.origin))
+        tree = repo.revparse_single(f"refs/heads/omg/runs/{run_id}").peel(pygit2.Commit).tree
+        if "events" in tree:
+            chunks = tree["events"].peel(pygit2.Tree)
+            text += "".join(repo[e.id].data.decode() for e in sorted(chunks, key=lambda e: e.name))
+        return [json.loads(ln) for ln in text.splitlines()]
 
     def notes(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The notes origin holds about the run, not folded in yet: note id → what it records."""
@@ -323,6 +331,9 @@ class Repo:
             "OMG_PUSH": "origin",
             "OMG_DISPATCH_WORKFLOW": workflow or RESUME,
             "OMG_INPUTS": "",
+            # GitHub's 5xx answers are retried after 10 ms, not 1 s (doubling): the retries
+            # are what these jobs show; how long they wait is the client's unit test
+            "OMG_API_BACKOFF": "0.01",
             **(extra or {}),
         }
         (runner / "home").mkdir()
@@ -333,14 +344,12 @@ class Repo:
             )
             return Running(proc, work, env)
         t0 = time.perf_counter()
-        if self.in_process and not process and not python:
-            from kit import omg_in_process
-
-            done = omg_in_process(*command, cwd=work, env=env)
-        else:
+        if process or python or not self.in_process:
             done = subprocess.run(
                 argv, cwd=work, env=env, capture_output=True, text=True, timeout=120
             )
+        else:
+            done = omg_in_process(*command, cwd=work, env=env)
         job = self.result(done.returncode, done.stdout, done.stderr, work, env)
         job.seconds = time.perf_counter() - t0
         return job

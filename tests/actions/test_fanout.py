@@ -3,6 +3,7 @@ fresh clone per matrix entry (all started at once), and a fold job — wave by w
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -307,37 +308,67 @@ def test_nodes_sharing_a_lane_run_on_one_machine_and_the_lane_travels_to_the_nex
     )
 
 
-#: The order test's graph: six nodes (three orders of six jobs explore the fold's ordering as
-#: well as twelve would, at half the processes).
-SIX = TWELVE[:6]
+#: How long a wait of the order property may take before it counts as a hang: twelve jobs start
+#: at once, which on a loaded two-core machine takes minutes, not seconds.
+HANG = 600
 
 
-def gated_graph(shared: str) -> str:
-    """Six nodes that start together, say they are ready, then each wait until ``shared``/go-<node>
-    exists: the test releases them one at a time, so the order they finish in is the test's
-    choice whatever the machine's speed."""
-    wait = f"touch {shared}/ready-{{n}}; while [ ! -f {shared}/go-{{n}} ]; do sleep 0.01; done"
-    return f"name: wide\nconcurrency: {len(SIX)}\nnodes:\n" + "".join(
-        f"  - {{id: {n}, run: '{wait.format(n=n)}; echo {n}'}}\n" for n in SIX
+def turned_graph(shared: str) -> str:
+    """Twelve nodes, each blocked (using no CPU) on the FIFO ``shared``/turn-<node> until the
+    test opens it: the order they finish in is the test's, whatever the machine's speed."""
+    return "name: wide\nconcurrency: 12\nnodes:\n" + "".join(
+        f"  - {{id: {n}, run: 'touch {shared}/ready-{n}; read go < {shared}/turn-{n}; echo {n}'}}\n"
+        for n in TWELVE
     )
+
+
+def _release(fifo: Path) -> None:
+    """Let the node reading ``fifo`` go on (once it is reading it)."""
+
+    def opened() -> bool:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:  # ENXIO: the node has not opened it yet
+            assert exc.errno == errno.ENXIO, exc
+            return False
+        os.write(fd, b"go\n")
+        os.close(fd)
+        return True
+
+    wait_for(opened, timeout=HANG)
+
+
+def _has_passed(events: Path) -> bool:
+    lines = events.read_text().splitlines() if events.exists() else []
+    return any(json.loads(line)["event"] == "node_passed" for line in lines)
 
 
 def test_the_fold_is_the_same_whatever_order_the_matrix_jobs_finished_in(
     github: Make, shared: Path
 ) -> None:
-    gh = github(gated_graph(str(shared)))
+    gh = github(turned_graph(str(shared)))
     base = plan(gh, "wide").outputs["base"]
     origin = pygit2.Repository(str(gh.origin))
+    for n in TWELVE:
+        os.mkfifo(shared / f"turn-{n}")
     folds: list[tuple[str, list[str]]] = []
-    for order in (SIX, SIX[::-1], [SIX[i] for i in (3, 0, 5, 1, 4, 2)]):
-        running = [node_job(gh, "wide", n, base, start=True) for n in SIX]
-        wait_for(lambda: all((shared / f"ready-{n}").exists() for n in SIX))
-        for node in order:  # the next job is let go once this one's record is published
-            (shared / f"go-{node}").touch()
-            wait_for(lambda node=node: f"refs/omg/fanout/wide/{node}" in records(gh, "wide"))
-        for r in running:
+    for order in (
+        TWELVE,
+        TWELVE[::-1],
+        [TWELVE[i] for i in (5, 0, 11, 3, 8, 1, 10, 6, 2, 9, 4, 7)],
+    ):
+        running = {n: node_job(gh, "wide", n, base, start=True) for n in TWELVE}
+        wait_for(lambda: all((shared / f"ready-{n}").exists() for n in TWELVE), timeout=HANG)
+        for node in order:  # each finishes, its node_passed recorded, before the next may
+            job = running[node]
+            assert isinstance(job, Running)
+            _release(shared / f"turn-{node}")
+            events = job.work / ".omg/runs/wide/events.jsonl"
+            wait_for(lambda events=events: _has_passed(events), timeout=HANG)
+            time.sleep(0.002)  # the next one's node_passed is stamped a later millisecond
+        for r in running.values():
             assert isinstance(r, Running) and r.wait().rc == 0
-        finished = sorted(SIX, key=lambda n: _passed_at(origin, n))
+        finished = sorted(TWELVE, key=lambda n: _passed_at(origin, n))
         assert finished == order  # the jobs really did finish in this order
         f = fold(gh, "wide", base)
         assert f.rc == 0, f.stderr
@@ -350,11 +381,10 @@ def test_the_fold_is_the_same_whatever_order_the_matrix_jobs_finished_in(
         events = [e for e in gh.run_events("wide") if e["leg"] == 2]
         folds.append((json.dumps(state, sort_keys=True), [e["node_id"] for e in events[1:-1]]))
         origin.references["refs/heads/omg/runs/wide"].set_target(base)  # the next trial
-        for n in SIX:
+        for n in TWELVE:
             (shared / f"ready-{n}").unlink()
-            (shared / f"go-{n}").unlink()
     assert folds[0] == folds[1] == folds[2]
-    assert folds[0][1] == [n for n in SIX for _ in ("started", "passed")]
+    assert folds[0][1] == [n for n in TWELVE for _ in ("started", "passed")]
 
 
 def _passed_at(origin: pygit2.Repository, node: str) -> str:

@@ -53,6 +53,7 @@ def test_a_post_that_keeps_failing_stops_the_step_with_a_clear_error(github: Mak
     job = gh.run("pull_request", gh.pr_event("opened", 2))
     assert job.rc != 0 and "Traceback" not in job.stderr
     assert "kept failing (HTTP 502)" in job.stderr and "githubstatus" in job.stderr
+    assert job.stderr.count("HTTP 502; retrying in 0s") == 3  # the job's OMG_API_BACKOFF
     assert job.outputs["status"] == "paused"  # outputs are written whatever the API did
     assert gh.run_state(job.outputs["run-id"])["paused_at"] == "ok"  # the work is recorded
 
@@ -104,10 +105,9 @@ def every_text_in(repo: pygit2.Repository) -> list[bytes]:
 def test_the_token_never_reaches_run_files_commits_logs_or_the_summary(github: Make) -> None:
     gh = github(GATED.replace("echo built", "env | sort; echo built"))
     gh.push_pr(2, {"code.txt": "v1\n"})
-    jobs = [gh.run("pull_request", gh.pr_event("opened", 2))]
-    jobs.append(
-        gh.run("issue_comment", gh.comment_event(2, "/omg approve ok", "octocat", "MEMBER"))
-    )
+    jobs = [gh.run("pull_request", gh.pr_event("opened", 2), process=True)]
+    comment = gh.comment_event(2, "/omg approve ok", "octocat", "MEMBER")
+    jobs.append(gh.run("issue_comment", comment, process=True))
     assert jobs[-1].outputs["status"] == "passed", jobs[-1].stderr
     texts = every_text_in(pygit2.Repository(str(gh.origin)))
     assert texts and not [t for t in texts if TOKEN.encode() in t]

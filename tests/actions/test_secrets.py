@@ -73,7 +73,6 @@ def test_no_canary_reaches_github(github: Make, tmp_path: Path) -> None:
             "ANTHROPIC_BASE_URL": stub.url,
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         }
-        # real processes: the CLI's re-execution without its secrets is part of what is searched
         jobs.append(gh.run("pull_request", gh.pr_event("opened", 2), extra=extra, process=True))
         assert jobs[0].outputs.get("status") == "paused", jobs[0].stderr + jobs[0].stdout
         ref = jobs[0].outputs["state-ref"][:7]

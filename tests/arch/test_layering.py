@@ -21,12 +21,14 @@ MAY_IMPORT: dict[str, set[str]] = {
     "fastschema": set(),
     "mask": set(),
     "spend": set(),
+    "nodefile": set(),
+    "records": {"kinds"},
     "graph": {"kinds", "errors", "fastschema"},
-    "schedule": {"graph", "kinds", "errors"},
+    "schedule": {"graph", "kinds", "errors", "records"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
-    "state": {"kinds", "errors", "fastschema", "mask", "spend"},
+    "state": {"kinds", "errors", "fastschema", "mask", "spend", "records", "nodefile"},
     "runners": {"graph", "kinds", "errors", "spend"},
-    "git": {"errors", "dotomg"},
+    "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
     "leg": {
@@ -43,6 +45,8 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
         "mask",
         "spend",
+        "nodefile",
+        "records",
     },
     "cli": {
         "fastschema",
@@ -60,6 +64,8 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
         "mask",
         "spend",
+        "nodefile",
+        "records",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -76,10 +82,11 @@ PURE = (
     "matrix.py",
     "state/fold.py",
     "state/wave.py",
-    "state/records.py",
+    "records.py",
     "kinds.py",
     "fastschema.py",
     "spend.py",
+    "nodefile.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
@@ -312,3 +319,38 @@ def test_the_seam_check_can_see_a_leak() -> None:
     assert any(n.startswith("ANTHROPIC_BASE_URL") for n in _names(own, CLAUDE_SPECIFIC))
     assert CLAUDE_SPECIFIC.search("a docstring about $CLAUDE_CONFIG_DIR")
     assert not CLAUDE_SPECIFIC.search("OMG_CLAUDE_BIN is claude's and so are claude's words")
+
+
+#: Modules that name a runtime by its kind, as they must: the registry and the graph's list.
+NAMES_RUNTIMES = {REGISTRY, "omg/graph/model.py"}
+
+
+def _declared(path: Path, values: set[str]) -> list[str]:
+    """Every string constant in ``path`` that is one of ``values`` or holds one of them."""
+    return [
+        f"{node.value!r} at line {node.lineno}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if node.value in values or any(len(v) > 12 and v in node.value for v in values)
+    ]
+
+
+def test_a_runtimes_declarations_are_spelled_only_in_its_folder() -> None:
+    from omg.runners import default_runners
+
+    for name, runner in default_runners().items():
+        folder = PACKAGE / "runners" / name
+        values = {v for v in (runner.rehearsal_dir, runner.pin_hint.split("@X")[0]) if v}
+        if not values:
+            continue
+        leaks = {
+            rel(p): _declared(p, values) for p in _outside(folder) if rel(p) not in NAMES_RUNTIMES
+        }
+        assert not any(leaks.values()), f"runtime {name!r}'s declarations spelled in {leaks}"
+
+
+def test_the_declaration_check_can_see_a_leak(tmp_path: Path) -> None:
+    leak = tmp_path / "runs.py"
+    leak.write_text('home = root / "claude"\nhint = "npm install @anthropic-ai/claude-code@X"\n')
+    found = _declared(leak, {"claude", "npm install @anthropic-ai/claude-code"})
+    assert len(found) == 2, found

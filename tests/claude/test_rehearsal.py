@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from kit import omg_call
+from kit import omg_in_process
 
 from .conftest import ROOT, Env
 
@@ -22,8 +22,7 @@ nodes:
 
 
 def omg(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in this process unless ``env`` holds a secret (``kit.omg_call``)."""
-    return omg_call(*args, cwd=repo, env=env)
+    return omg_in_process(*args, cwd=repo, env=env)  # the CLI under test is claude's
 
 
 def events(run: Path) -> list[dict]:
@@ -40,18 +39,18 @@ def test_the_review_loop_rehearsal_finds_a_defect_fixes_it_and_ships(repo: Path,
     state = json.loads((run / "state.json").read_text())
     assert state["rehearsal"] is True and state["status"] == "passed"
     assert (
-        state["nodes"]["review"]["round"] == 1
-        and state["nodes"]["review"]["provenance"] == "verified"
+        state["nodes"]["change/review"]["round"] == 1
+        and state["nodes"]["change/review"]["provenance"] == "verified"
     )
     fired = [e for e in events(run) if e["event"] == "node_retried" and e["reason"] == "feedback"]
-    assert [e["node_id"] for e in fired] == ["review"]
-    feedback = (run / "feedback" / "review.out").read_text()
+    assert [e["node_id"] for e in fired] == ["change/review"]
+    feedback = (run / "feedback" / "change+review.out").read_text()
     assert 'prints "hello"' in feedback  # the reviewer's finding went back to impl
     lane = repo / ".omg" / "worktrees" / "rh" / "lane"
     assert (lane / "hello.sh").read_text() == "#!/bin/sh\necho 'hello, world'\n"  # the real Edit
     assert state["cost_usd"] > 0 and "rehearsed" in done.stdout and "nothing spent" in done.stdout
     # every agent step is auditable from the run directory: the implementer's two sessions
-    shown = omg(repo, env(), "status", "rh", "--node", "impl")
+    shown = omg(repo, env(), "status", "rh", "--node", "change/impl")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.count("session ") >= 4  # two executions, two kept transcripts
     assert "→ Write hello.sh" in shown.stdout and "→ Edit hello.sh" in shown.stdout

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 import pytest
 from actions.stand_in import Fault, StandIn
 
-from omg.errors import GitHubError
+from omg.errors import GitHubError, UsageError
 from omg.github.client import GitHub
+from omg.github.env import api_backoff
 
 
 @pytest.fixture
@@ -135,3 +136,28 @@ def test_a_persons_comment_that_starts_with_omgs_marker_is_never_taken_for_omgs(
     api.add_comment(7, f"{reply}\nsilence", login="stranger")
     answered = gh.post_once(7, reply, f"{reply}\nanswered")
     assert [c["body"] for c in api.comments_on(7) if c["id"] == answered] == [f"{reply}\nanswered"]
+
+
+def test_a_server_error_is_retried_after_a_backoff_that_doubles(api: StandIn) -> None:
+    api.faults = [Fault("POST", "/issues/5/comments", "502", times=10)]
+    for backoff, expected in ((1.0, [1.0, 2.0, 4.0]), (0.25, [0.25, 0.5, 1.0])):
+        waits: list[float] = []
+        gh = GitHub(api.url, api.repo, "t", backoff=backoff, sleep=waits.append)
+        with pytest.raises(GitHubError, match="kept failing"):
+            gh.post_once(5, "<!-- k -->", "<!-- k -->\nhello")
+        assert waits == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "seconds"), [(None, 1.0), ("", 1.0), (" 0.01 ", 0.01), ("0", 0.0), ("60", 60.0)]
+)
+def test_omg_api_backoff_sets_the_first_wait_after_a_server_error(
+    raw: str | None, seconds: float
+) -> None:
+    assert api_backoff({} if raw is None else {"OMG_API_BACKOFF": raw}) == seconds
+
+
+@pytest.mark.parametrize("raw", ["soon", "-1", "61", "nan", "inf"])
+def test_a_backoff_that_is_not_seconds_from_0_to_60_is_refused_naming_it(raw: str) -> None:
+    with pytest.raises(UsageError, match=f"OMG_API_BACKOFF={raw!r}.*unset it"):
+        api_backoff({"OMG_API_BACKOFF": raw})

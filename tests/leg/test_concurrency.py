@@ -11,8 +11,18 @@ TWO_SLEEPS = """
     name: sleepers
     concurrency: 2
     nodes:
-      - {id: one, run: sleep 1}
-      - {id: two, run: sleep 1}
+      - {id: one, run: sleep 0.3}
+      - {id: two, run: sleep 0.3}
+"""
+
+#: Each node finishes only once the other has started: they pass only if they run side by side
+#: (one after the other, the first waits out its timeout and fails) — whatever the machine's speed.
+MEETING = """
+    name: meeting
+    concurrency: 2
+    nodes:
+      - {id: one, run: 'touch one; while [ ! -f two ]; do sleep 0.01; done', timeout: TIMEOUT}
+      - {id: two, run: 'touch two; while [ ! -f one ]; do sleep 0.01; done', timeout: TIMEOUT}
 """
 
 
@@ -37,14 +47,24 @@ def _in_flight_peak(evs: list[dict]) -> int:
     return peak
 
 
-def test_two_sleeps_run_side_by_side(tmp_path: Path, omg, run_dir_check) -> None:
-    g = write_graph(tmp_path, TWO_SLEEPS)
+def test_two_nodes_run_side_by_side(tmp_path: Path, omg, run_dir_check) -> None:
+    g = write_graph(tmp_path, MEETING.replace("TIMEOUT", "60s"))
     r = omg_run(omg, g)
     assert r.code == 0, r.explain()
     state = run_dir_check(r.dir)
     assert _in_flight_peak(r.events()) == 2
-    assert all(state["nodes"][n]["duration_s"] >= 1.0 for n in ("one", "two"))
-    assert _span_s(r.events()) < 1.8  # ~1s, not the 2s of running them one after the other
+    assert [state["nodes"][n]["verdict"] for n in ("one", "two")] == ["PASS", "PASS"]
+
+
+def test_nodes_that_must_meet_cannot_when_run_one_at_a_time(
+    tmp_path: Path, omg, run_dir_check
+) -> None:
+    """The meeting above can fail: one slot, and the first waits for the second in vain."""
+    g = write_graph(tmp_path, MEETING.replace("TIMEOUT", "300ms"))
+    r = omg_run(omg, g, "--concurrency", "1")
+    assert r.code == 1, r.explain()
+    state = run_dir_check(r.dir)
+    assert state["nodes"]["one"]["cause"] == "timeout"
 
 
 def test_concurrency_one_serializes(tmp_path: Path, omg, run_dir_check) -> None:
@@ -58,7 +78,7 @@ def test_concurrency_one_serializes(tmp_path: Path, omg, run_dir_check) -> None:
         "node_started",
         "node_passed",
     ]
-    assert _span_s(r.events()) >= 1.99
+    assert _span_s(r.events()) >= 0.6  # two 0.3 s sleeps, one after the other
 
 
 def test_the_limit_holds_with_more_ready_nodes_than_slots(

@@ -86,6 +86,8 @@ def test_the_frontier_tracks_every_event(
             frontier.update(state["nodes"], schedule.affected_by(graph, ev))
         full = schedule.statuses(graph, state["nodes"])
         assert frontier.status == full
-        assert frontier.ready(running) == schedule.ready(graph, full, running)
+        want = schedule.ready(graph, full, running)
+        assert frontier.ready(running) == want
+        assert frontier.first(running) == (want[0] if want else None)  # the heap's answer
         for status in ("passed", "failed", "pending", "awaiting"):
             assert frontier.having(status) == {n for n, s in full.items() if s == status}

@@ -153,9 +153,10 @@ def test_launch_order_is_topological_with_ties_by_declaration(
     assert started_order(r.events())[:2] == ["a", "b"]
 
 
-def test_state_is_written_before_dependents_launch(tmp_path: Path, omg, run_dir_check) -> None:
+def test_the_event_is_recorded_before_dependents_launch(tmp_path: Path, omg, run_dir_check) -> None:
     # `peek` reads the run directory while the run is going: its parent's PASS is already in
-    # state.json and in events.jsonl (atomic snapshot after every settled node)
+    # events.jsonl, and state.json is a whole snapshot (written atomically at the leg's start
+    # and at checkpoints; a reader folds the log's tail onto it)
     g = write_graph(
         tmp_path,
         """
@@ -179,7 +180,7 @@ def test_state_is_written_before_dependents_launch(tmp_path: Path, omg, run_dir_
     lines = r.artifact("peek").split("\n", 1)
     assert lines[0] == "1"
     mid = json.loads(lines[1])
-    assert mid["nodes"]["first"]["verdict"] == "PASS"
+    assert mid["seq"] >= 1 and mid["nodes"].get("first", {}).get("verdict", "") in ("", "PASS")
     assert "peek" not in mid["nodes"]
     # no temp files are left behind by the atomic writes
     assert not [p for p in r.dir.rglob("*") if ".tmp-" in p.name]

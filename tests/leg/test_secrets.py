@@ -148,7 +148,7 @@ def test_a_note_between_legs_is_masked_by_the_snapshots_secrets(tmp_path: Path) 
     noted = commits.repo.read_note(sha).decode()
     assert json.loads(noted)["reason"] == "pasted ***, *** and ***", noted
     approve = Decision("ok", approve=True, by="alice")
-    resume_run("r", env(), lambda _: LegOptions(1), decision=approve)  # folds the note in
+    resume_run("r", env(), LegOptions(1), decision=approve)  # folds the note in
     text = (tmp_path / "runs" / "r" / "events.jsonl").read_text()
     assert [json.loads(x)["reason"] for x in text.splitlines() if "refused" in x] == [
         "pasted ***, *** and ***"

@@ -23,6 +23,7 @@ def test_the_demo_shows_a_retry_and_a_loop_converging_in_round_two(
 ) -> None:
     graph = tmp_path / "demo.yaml"
     shutil.copy(GRAPHS / "demo.yaml", graph)
+    shutil.copytree(GRAPHS / "fragments", tmp_path / "graphs" / "fragments")
     before = sorted(p.name for p in tmp_path.iterdir())
     runs = []
     for rid in ("first", "second"):  # twice from the same directory: fresh run ids, same story
@@ -33,14 +34,15 @@ def test_the_demo_shows_a_retry_and_a_loop_converging_in_round_two(
         state = run_dir_check(r.dir)
         nodes = state["nodes"]
         assert nodes["fetch"]["detail"] == "passed after 1 retry"
-        assert (nodes["review"]["verdict"], nodes["review"]["round"]) == ("PASS", 2)
+        assert (nodes["greet/judge"]["verdict"], nodes["greet/judge"]["round"]) == ("PASS", 2)
         assert state["hops"] == 2
-        fired = of(r.events(), "node_retried", "review")
+        fired = of(r.events(), "node_retried", "greet/judge")
         assert [e["detail"] for e in fired] == [
-            "feedback round 1/3: re-running impl → review",
-            "feedback round 2/3: re-running impl → review",
+            "feedback round 1/3: re-running greet/fix → greet/judge",
+            "feedback round 2/3: re-running greet/fix → greet/judge",
         ]
-        assert r.artifact("review") == "SHIP IT: Hello, world!\n"
+        assert r.artifact("greet+judge") == "SHIP IT: Hello, world!\n"
+        assert 'node "greet" uses fix-until-clean' in r.err
         assert "TOTAL COST" in r.out
     # it wrote nothing beside the graph but the runs and its lanes under .omg/
     after = sorted(p.name for p in tmp_path.iterdir())
@@ -53,7 +55,10 @@ def _repo(path: Path) -> None:
     (path / "Makefile").write_text("test:\n\t@test -f feature.txt && echo '1 passed'\n")
     (path / "README").write_text("a project\n")
     shutil.copy(GRAPHS / "review-loop.yaml", path / "review-loop.yaml")
-    for name in ("Makefile", "README", "review-loop.yaml"):
+    frag = "graphs/fragments/implement-review.yaml"
+    (path / frag).parent.mkdir(parents=True)
+    shutil.copy(GRAPHS / "fragments" / "implement-review.yaml", path / frag)
+    for name in ("Makefile", "README", "review-loop.yaml", frag):
         repo.index.add(name)
     repo.index.write()
     repo.create_commit("HEAD", SIG, SIG, "initial", repo.index.write_tree(), [])
@@ -91,16 +96,16 @@ def test_review_loop_rehearses_with_a_scripted_claude(
     assert r.returncode == 0, r.stdout + r.stderr
     state = run_dir_check(work / ".omg" / "runs" / "rl")
     nodes = state["nodes"]
-    review = nodes["review"]
+    review = nodes["change/review"]
     assert (review["verdict"], review["provenance"], review["round"]) == ("PASS", "verified", 1)
-    assert nodes["base"]["attempts"] == 1
+    assert nodes["change/base"]["attempts"] == 1
     assert state["cost_usd"] == 1.5
 
     prompts = claude.prompts()
     assert len(prompts) == 4
     assert "<review>\n\n</review>" in prompts[0]
     assert "<review>\n- feature.txt is missing\n</review>" in prompts[2]
-    base = (work / ".omg" / "runs" / "rl" / "artifacts" / "base.out").read_text()
+    base = (work / ".omg" / "runs" / "rl" / "artifacts" / "change+base.out").read_text()
     assert len(base) == 40
     assert f"`git diff {base}`" in prompts[1]
     assert "make test exited 2" in prompts[1]  # round 0: the suite was red

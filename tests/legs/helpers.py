@@ -30,14 +30,20 @@ def run_path(root: Path, run_id: str) -> Path:
 
 
 def events(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "events.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """events.jsonl, then the chunks in events/ (a run past its first 128 events)."""
+    paths = [run_dir / "events.jsonl", *sorted((run_dir / "events").glob("*.jsonl"))]
+    text = "".join(p.read_text() for p in paths if p.exists())
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def state(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "state.json").read_text())
+    """The run's state as a reader sees it: state.json (a checkpoint, which may lag the log)
+    with the events past its seq folded on."""
+    from omg.state import fold
+
+    snap = json.loads((run_dir / "state.json").read_text())
+    tail = [e for e in events(run_dir) if e["seq"] > snap["seq"]]
+    return dict(fold(tail, snap)) if tail else snap
 
 
 def of_kind(evs: list[dict[str, Any]], *kinds: str, leg: int | None = None) -> list[dict[str, Any]]:

@@ -131,7 +131,7 @@ def _resume_in_process(root: Path, rid: str) -> Any:
     from omg.leg.start import Environment, resume_run
 
     env = Environment(runs_dir=root / RUNS, root=root)
-    return resume_run(rid, env, lambda g: LegOptions(g.concurrency)).result
+    return resume_run(rid, env, LegOptions()).result
 
 
 @pytest.mark.parametrize(
@@ -222,7 +222,7 @@ def test_a_decision_recorded_by_a_killed_leg_is_not_asked_again(
     resume_run(
         "r",
         env,
-        lambda g: LegOptions(1),
+        LegOptions(1),
         decision=Decision(gate, approve, "ann", "because"),
     )
     full = events(rd)
@@ -321,8 +321,22 @@ def _plan(rnd: random.Random) -> list[Kill]:
 
 
 def _count_events(rd: Path) -> int:
-    path = rd / "events.jsonl"
-    return path.read_bytes().count(b"\n") if path.exists() else 0
+    return _dir_log(rd).count(b"\n")
+
+
+def _dir_log(rd: Path) -> bytes:
+    """The run directory's event log as one stream: events.jsonl, then its chunks."""
+    paths = [rd / "events.jsonl", *sorted((rd / "events").glob("*.jsonl"))]
+    return b"".join(p.read_bytes() for p in paths if p.exists())
+
+
+def _tree_log(repo: Any, tree: Any) -> bytes:
+    """A commit's event log as one stream: events.jsonl, then the chunks of events/."""
+    out = repo[tree["events.jsonl"].id].data
+    if "events" in tree:
+        chunks = repo[tree["events"].id]
+        out += b"".join(repo[e.id].data for e in sorted(chunks, key=lambda e: e.name))
+    return bytes(out)
 
 
 #: Where a leg runs: a plain directory (no git), a git checkout committing its run branch, or
@@ -425,8 +439,9 @@ def _lease_standing(bare: Path) -> str | None:
 
 def _git_invariants(place: Place, rd: Path) -> dict[str, bool]:
     """After a kill: every commit of the run branch holds a state.json that is the fold of the
-    events.jsonl it holds, the branch holds a prefix of the directory's events, and the remote's
-    branch is the local one or behind it (never beside it). Where the kill landed, in git terms."""
+    events it holds up to its seq (a checkpoint; a pushed commit's is level with its events),
+    the branch holds a prefix of the directory's events, and the remote's branch is the local
+    one or behind it (never beside it). Where the kill landed, in git terms."""
     import pygit2
 
     from omg.state import fold
@@ -444,16 +459,21 @@ def _git_invariants(place: Place, rd: Path) -> dict[str, bool]:
     if head is None:
         return landed
     commit = repo[head].peel(pygit2.Commit)
+    theirs = _ref(place.bare, RUN_REF) if place.bare is not None else None
     while True:
         tree = commit.tree
-        committed = repo[tree["events.jsonl"].id].data.decode()
+        committed = _tree_log(repo, tree).decode()
         evs = [json.loads(line) for line in committed.splitlines()]
-        assert repo[tree["state.json"].id].data.decode() == canonical_json(fold(evs)), commit.id
+        snap = repo[tree["state.json"].id].data.decode()
+        upto = [e for e in evs if e["seq"] <= json.loads(snap)["seq"]]
+        assert snap == canonical_json(fold(upto)), commit.id
+        if str(commit.id) == theirs:
+            assert snap == canonical_json(fold(evs)), f"pushed {commit.id} lags its events"
         if not commit.parents:
             break
         commit = commit.parents[0]
-    on_branch = repo[repo[head].peel(pygit2.Commit).tree["events.jsonl"].id].data
-    here = (rd / "events.jsonl").read_bytes()
+    on_branch = _tree_log(repo, repo[head].peel(pygit2.Commit).tree)
+    here = _dir_log(rd)
     assert here.startswith(on_branch), "the run branch holds events the directory lost"
     landed["events_past_commit"] = here != on_branch
     if place.bare is not None:
@@ -618,7 +638,7 @@ def _kill_and_resume(
         if evs:
             counts = {n: log_lines(root).count(n) for n in passed_nodes(evs)}
             guarded.append((evs[-1]["leg"], passed_nodes(evs), counts))
-            recorded.append((rd / "events.jsonl").read_bytes())
+            recorded.append(_dir_log(rd))
         if place.bare is not None:
             pushed += filter(None, [_ref(place.bare, RUN_REF)])
 
@@ -633,7 +653,7 @@ def _kill_and_resume(
             # 3: a run that failed (and halted) asks for --retry-failed instead.
             assert res.returncode in (0, 1, 3), res.stderr
             break
-    assert _settled(rd)
+    assert _settled(rd), f"the run never settled; the last resume said: {res.stderr}"
     final = run_dir_check(rd)
     got, want = comparable(final), comparable(baseline)
     lanes = got.pop("worktrees")  # in git: the lane's branch and commit, which differ by nature
@@ -645,7 +665,7 @@ def _kill_and_resume(
         tree = pygit2.Repository(str(root))[lanes["lane"]["commit"]].peel(pygit2.Commit).tree
         held = {e.name: tree[e.name].data.decode() for e in tree if e.name.startswith("n")}
         assert held == lane_files(root), "the lane's files are not what its run recorded"
-    stream = (rd / "events.jsonl").read_bytes()
+    stream = _dir_log(rd)
     for before in recorded:
         assert stream.startswith(before), "an event recorded before a kill was lost"
     evs = events(rd)
@@ -666,7 +686,7 @@ def _kill_and_resume(
         for earlier in pushed:
             assert earlier == head or remote.descendant_of(head, earlier), "remote rewritten"
         tree = remote[head].peel(pygit2.Commit).tree
-        assert remote[tree["events.jsonl"].id].data == stream
+        assert _tree_log(remote, tree) == stream
         assert _lease_standing(place.bare) != "live", "a lease outlived every leg"
     if not any(node.get("worktree") for node in baseline["graph"]["nodes"]):
         return None

@@ -294,28 +294,44 @@ def test_a_leg_renews_its_lease_and_one_that_lost_it_records_nothing_more(
 
     thread = threading.Thread(target=leg)
     thread.start()
-    wait_for(lambda: "start-a" in log_lines(tmp_path))
-    holding = env.commits.lease
-    assert holding is not None
-    wait_for(lambda: holding.renewals >= 2)  # renewed while the node runs
-    before = _lease_on(bare, "r")
-    assert before.holder is not None and before.holder.proc.pid == this_process().pid
+    try:  # the node waits for go: a failure must not leave it looping forever
+        wait_for(lambda: "start-a" in log_lines(tmp_path))
+        holding = env.commits.lease
+        assert holding is not None
+        wait_for(lambda: holding.renewals >= 2)  # renewed while the node runs
+        before = _lease_on(bare, "r")
+        assert before.holder is not None and before.holder.proc.pid == this_process().pid
 
-    other = open_repo(b, env={})  # another leg takes the run over (its lease had lapsed there)
-    assert other is not None
-    other.fetch("origin", run_refspecs("r", "origin"))
-    found = other.lease("origin", "r")
-    assert found is not None
-    data = encode("r", Holder(ELSEWHERE, 2, "r@0123456789ab", "y"), time.time(), 1e10, False)
-    other.put_lease("origin", "r", data, "taken over", parent=found[0])
-    wait_for(lambda: holding.lost is not None)
-    pushed = remote_state(bare, "r")
-    (tmp_path / "go").touch()
-    thread.join(timeout=60)
-    assert isinstance(outcome.get("raised"), MovedOn)
-    assert "took over its lease on origin" in str(outcome["raised"])
-    assert remote_state(bare, "r") == pushed  # the node's verdict never reached the remote
-    assert _lease_on(bare, "r").holder == Holder(ELSEWHERE, 2, "r@0123456789ab", "y")
+        # another leg takes the run over (its lease had lapsed there): a compare-and-swap that a
+        # renewal landing in between makes it try again, so renewals slow down to leave it room
+        holding.times = Times(ttl_s=30, renew_s=0.3, skew_s=1)
+        other = open_repo(b, env={})
+        assert other is not None
+
+        def taken_over() -> bool:
+            other.fetch("origin", run_refspecs("r", "origin"))
+            found = other.lease("origin", "r")
+            assert found is not None
+            holder = Holder(ELSEWHERE, 2, "r@0123456789ab", "y")
+            data = encode("r", holder, time.time(), 1e10, False)
+            try:
+                other.put_lease("origin", "r", data, "taken over", parent=found[0])
+            except MovedOn:  # renewed meanwhile
+                return False
+            return True
+
+        wait_for(taken_over)
+        wait_for(lambda: holding.lost is not None)
+        pushed = remote_state(bare, "r")
+        (tmp_path / "go").touch()
+        thread.join(timeout=60)
+        assert isinstance(outcome.get("raised"), MovedOn)
+        assert "took over its lease on origin" in str(outcome["raised"])
+        assert remote_state(bare, "r") == pushed  # the node's verdict never reached the remote
+        assert _lease_on(bare, "r").holder == Holder(ELSEWHERE, 2, "r@0123456789ab", "y")
+    finally:
+        (tmp_path / "go").touch()
+        thread.join(timeout=60)
 
 
 def test_two_checkouts_racing_one_run_never_both_run_it(

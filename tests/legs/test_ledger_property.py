@@ -103,7 +103,7 @@ def test_the_ledger_rows_sum_to_the_state_totals(
     )
     end = start_run(graph, path, {}, env, LegOptions(1), run_id="r")
     if end.result is not None and end.result.outcome == "failed":
-        end = resume_run("r", env, lambda g: LegOptions(1), retry_failed=True)
+        end = resume_run("r", env, LegOptions(1), retry_failed=True)
     state = end.state
     book = ledger(RunDir(root / "runs" / "r").read_events(), limits(graph))
     assert abs(book.total_usd - state["cost_usd"]) < 1e-9

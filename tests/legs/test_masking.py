@@ -99,10 +99,10 @@ def test_a_later_leg_is_refused_without_its_secret_input_and_runs_with_it(tmp_pa
     approve = Decision("ok", True, "me", "")
     before = (env.runs_dir / "r" / "events.jsonl").read_bytes()
     with pytest.raises(InputError, match=r"input\(s\) key .* -i key=VALUE"):
-        resume_run("r", env, lambda g: LegOptions(4), decision=approve)
+        resume_run("r", env, LegOptions(4), decision=approve)
     assert (env.runs_dir / "r" / "events.jsonl").read_bytes() == before  # nothing ran
     env.inputs = {"key": KEY}
-    end = resume_run("r", env, lambda g: LegOptions(4), decision=approve)
+    end = resume_run("r", env, LegOptions(4), decision=approve)
     assert end.state["nodes"]["later"]["verdict"] == "PASS"
     assert (out / "later-saw").read_text().strip() == KEY
     assert KEY not in everything(env.runs_dir / "r")
@@ -113,7 +113,7 @@ def test_a_leg_that_runs_nothing_needs_no_secret_input(tmp_path: Path) -> None:
     graph = load_graph(tmp_path / "g.yaml")
     start_run(graph, tmp_path / "g.yaml", {"key": KEY}, env, LegOptions(4), run_id="r")
     approve = Decision("ok", True, "me", "")
-    end = resume_run("r", env, lambda g: LegOptions(4, only=frozenset()), decision=approve)
+    end = resume_run("r", env, LegOptions(4, only=frozenset()), decision=approve)
     assert end.state["gates"]["ok"]["by"] == "me"  # a fold's leg: the decision recorded…
     assert end.state["nodes"].get("later", {}).get("verdict", "") == ""  # …and nothing run
 

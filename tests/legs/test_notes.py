@@ -82,7 +82,7 @@ def test_notes_made_at_a_pause_are_folded_in_once_by_the_next_leg(tmp_path: Path
 
     env = environment(work, said)
     decision = Decision("ok", True, "octocat", "fine")
-    end = resume_run("r", env, lambda g: LegOptions(1), decision=decision)
+    end = resume_run("r", env, LegOptions(1), decision=decision)
     assert end.state["status"] == "passed"
     evs = events(rundir)
     kinds = [(e["event"], e["leg"], e.get("note")) for e in evs]
@@ -130,7 +130,7 @@ def test_a_leg_that_finds_its_run_superseded_in_a_note_runs_nothing(tmp_path: Pa
     assert notes.note("r", rundir, commits(env), "run_superseded", fields, "superseded-b", "x")
     env = environment(work, said)
     with pytest.raises(StateError, match="superseded by head bbbbbbbbbbbb; nothing more runs"):
-        resume_run("r", env, lambda g: LegOptions(1), decision=Decision("ok", True, "octocat"))
+        resume_run("r", env, LegOptions(1), decision=Decision("ok", True, "octocat"))
     repo = commits(env).repo
     branch = json.loads(repo.read_run_file("r", "state.json"))
     assert branch["status"] == "superseded" and branch["gates"] == {}  # on record, undecided
@@ -148,7 +148,7 @@ def test_a_damaged_note_is_left_on_its_ref_and_never_folded(tmp_path: Path) -> N
     repo.record_note("r", "forged", bad.encode(), "a forged approval")
     repo.push("origin", ["refs/omg/notes/r/forged:refs/omg/notes/r/forged"])
     env = environment(work, said)
-    resume_run("r", env, lambda g: LegOptions(1), decision=Decision("ok", True, "octocat"))
+    resume_run("r", env, LegOptions(1), decision=Decision("ok", True, "octocat"))
     evs = events(work / ".omg" / "runs" / "r")
     assert len(of_kind(evs, "gate_approved")) == 1 and of_kind(evs, "gate_approved")[0]["by"] == (
         "octocat"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .conftest import Cli
 from .helpers import run_path, write_graph
 
@@ -44,7 +46,7 @@ def test_replay_equal_after_many_legs(cli: Cli, tmp_path: Path) -> None:
     multi_leg_run(cli, tmp_path)
     res = cli("replay", "r")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "equals the fold of events.jsonl" in res.stdout
+    assert "equals the fold of the events" in res.stdout
 
 
 def test_replay_names_each_field_that_differs(cli: Cli, tmp_path: Path) -> None:
@@ -61,7 +63,7 @@ def test_replay_names_each_field_that_differs(cli: Cli, tmp_path: Path) -> None:
     res = cli("replay", "r")
     assert res.returncode == 1
     lines = res.stdout.splitlines()
-    assert lines[0] == "run 'r': state.json differs from the fold of events.jsonl:"
+    assert lines[0] == "run 'r': state.json differs from the fold of the events:"
     diffs = {ln.strip().split(":")[0] for ln in lines[1:]}
     assert diffs == {"nodes.a.verdict", "gates.gate.by", "cost_usd", "nodes.b.provenance"}
     assert "  nodes.a.verdict: state.json has 'FAIL', replay has 'PASS'" in lines
@@ -77,3 +79,24 @@ def test_replay_names_each_field_that_differs(cli: Cli, tmp_path: Path) -> None:
 def test_replay_of_a_missing_run(cli: Cli, tmp_path: Path) -> None:
     res = cli("replay", "ghost")
     assert res.returncode == 3 and "Traceback" not in res.stderr
+
+
+@pytest.mark.damaged
+def test_replay_accepts_a_checkpoint_the_log_has_moved_past_and_names_the_tail(
+    cli: Cli, tmp_path: Path
+) -> None:
+    from omg.state import fold
+    from omg.state.store import RunDir, canonical_json
+
+    rd = multi_leg_run(cli, tmp_path)
+    evs = list(RunDir(rd).read_events())
+    behind = max(e["seq"] for e in evs if e["event"] == "node_passed") - 1
+    (rd / "state.json").write_text(canonical_json(fold(e for e in evs if e["seq"] <= behind)))
+    res = cli("replay", "r")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "event(s) past it, since its last checkpoint" in res.stdout
+
+    tamper(rd, lambda st: st.update(cost_usd=9.0))  # a checkpoint that is not the fold: refused
+    res = cli("replay", "r")
+    assert res.returncode != 0
+    assert "cost_usd" in res.stdout + res.stderr

@@ -1,4 +1,5 @@
-"""The recorder (omg.state.recorder): numbered, masked, folded, and written when a node settles."""
+"""The recorder (omg.state.recorder): numbered, masked, folded, and state.json written at
+checkpoints and at most once a second as nodes settle."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from omg.mask import Masker
 from omg.state import empty_state, fold
-from omg.state.recorder import Recorder
+from omg.state.recorder import STATE_EVERY, Recorder
 from omg.state.store import RunDir
 
 SECRET = "sk-ant-recorder-secret-0123456789"
@@ -82,12 +83,38 @@ SETTLES = [
 @pytest.mark.parametrize(
     ("event", "written"), [c[1:] for c in SETTLES], ids=[c[0] for c in SETTLES]
 )
-def test_state_json_is_written_when_a_node_settles(
+def test_state_json_is_written_when_a_node_settles_a_second_after_the_last_write(
     rec: Recorder, event: tuple[str, dict[str, Any]], written: bool
 ) -> None:
+    now = [1e9]
+    rec.clock = lambda: now[0]
+    rec.flush()
     before = on_disk(rec)["seq"]
+    now[0] += STATE_EVERY
     rec.emit(event[0], **event[1])  # type: ignore[arg-type]
     assert (on_disk(rec)["seq"] != before) is written
+
+
+def test_settled_nodes_within_a_second_of_the_last_write_only_append(rec: Recorder) -> None:
+    now = [1e9]
+    rec.clock = lambda: now[0]
+    rec.emit("node_passed", node_id="z", verdict="PASS")
+    rec.flush()
+    for node in ("a", "b", "c"):
+        rec.emit("node_passed", node_id=node, verdict="PASS")
+        now[0] += STATE_EVERY / 10
+    assert on_disk(rec)["seq"] == 2  # the snapshot lags; readers fold the log's tail
+    now[0] += STATE_EVERY
+    rec.emit("node_passed", node_id="d", verdict="PASS")
+    assert on_disk(rec) == rec.state == fold(lines(rec))
+
+
+def test_the_legs_last_event_writes_state_json_at_once(rec: Recorder) -> None:
+    rec.clock = lambda: 1e9
+    rec.flush()
+    rec.emit("node_passed", node_id="a", verdict="PASS")
+    rec.emit("run_finished", outcome="passed")
+    assert on_disk(rec) == rec.state == fold(lines(rec))
 
 
 def test_flush_writes_what_only_appended(rec: Recorder) -> None:

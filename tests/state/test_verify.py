@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ import pytest
 from omg.state import fold
 from omg.state.store import MAX_LINE, RunDir, canonical_json, load_run
 from omg.state.verify import CHUNK, Damaged, Snapshot, verify
+
+#: The event log's first file, read through an opener the tests hand in.
+LOG = [Path("runs") / "r" / "events.jsonl"]
 
 
 def history(legs: int, per_leg: int, run_id: str = "r") -> list[dict[str, Any]]:
@@ -69,7 +73,7 @@ def test_the_line_named_is_exact_across_chunk_boundaries(tmp_path: Path, where: 
     for garbage in (b"\xff\xfe", b"}}"):
         broken = data[:start] + data[start:end].replace(b'"event"', garbage, 1) + data[end:]
         with pytest.raises(Damaged) as refused:
-            verify(io.BytesIO(broken), tmp_path / "r" / "events.jsonl", max_line=MAX_LINE)
+            verify(LOG, max_line=MAX_LINE, opener=lambda _, b=broken: io.BytesIO(b))
         assert refused.value.line == n, (garbage, refused.value)
 
 
@@ -79,7 +83,7 @@ def test_an_endless_line_is_refused_after_reading_about_a_line_not_the_file(
     head = b"".join(line(e) for e in history(legs=1, per_leg=2))
     stream = io.BytesIO(head + b"x" * (50 * MAX_LINE))
     with pytest.raises(Damaged, match="longer than 1 MiB") as refused:
-        verify(stream, tmp_path / "r" / "events.jsonl", max_line=MAX_LINE)
+        verify(LOG, max_line=MAX_LINE, opener=lambda _: nullcontext(stream))
     assert refused.value.line == head.count(b"\n") + 1
     assert stream.tell() <= MAX_LINE + 2 * CHUNK
 
@@ -91,7 +95,7 @@ def test_a_snapshot_at_any_seq_a_leg_wrote_is_accepted_and_caught_up(tmp_path: P
             continue  # a snapshot never ends at a start: it changes nothing, not even seq
         snap = Snapshot(fold(evs[:k]), tmp_path / "r" / "state.json")
         data = io.BytesIO(b"".join(line(e) for e in evs))
-        state, last = verify(data, tmp_path / "r" / "events.jsonl", snap, max_line=MAX_LINE)
+        state, last = verify(LOG, snap, max_line=MAX_LINE, opener=lambda _, d=data: d)
         assert state == fold(evs) and last == len(evs)
 
 
@@ -102,7 +106,7 @@ def test_a_snapshot_claiming_a_start_for_its_seq_is_refused(tmp_path: Path) -> N
     data = io.BytesIO(b"".join(line(e) for e in evs))
     snap = Snapshot(forged, tmp_path / "r" / "state.json")
     with pytest.raises(Damaged, match="says seq is 2, but the events up to seq 2"):
-        verify(data, tmp_path / "r" / "events.jsonl", snap, max_line=MAX_LINE)
+        verify(LOG, snap, max_line=MAX_LINE, opener=lambda _: data)
 
 
 def test_an_event_past_the_snapshot_is_checked_against_the_event_schema(tmp_path: Path) -> None:

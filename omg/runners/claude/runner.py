@@ -55,6 +55,8 @@ class ClaudeRunner:
 
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
+    rehearsal_dir = "claude"
+    pin_hint = "npm install @anthropic-ai/claude-code@X"
 
     def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
         self._binary = binary

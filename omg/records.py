@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from omg.kinds import Cause, Outcome, Provenance, Ruling, Verdict
-
-#: One events.jsonl line: the envelope (schema, seq, ts, run_id, leg, event) and its fields.
-Event = Mapping[str, Any]
 
 
 class _NodeRequired(TypedDict):
