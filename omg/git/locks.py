@@ -15,7 +15,7 @@ def clear_stale(repo: pygit2.Repository, root: Path, run_id: str) -> list[str]:
     write killed halfway leaves, and what makes every later write of that ref fail; the paths
     removed. Only the leg holding the run's leg lock may call this: no other writer of those
     refs can be alive."""
-    common = _common_dir(repo)
+    common = common_dir(repo)
     found = [
         path
         for pattern in owned_refs(run_id)
@@ -34,7 +34,7 @@ def clear_stale(repo: pygit2.Repository, root: Path, run_id: str) -> list[str]:
     return sorted(found)
 
 
-def _common_dir(repo: pygit2.Repository) -> Path:
+def common_dir(repo: pygit2.Repository) -> Path:
     """Where the refs live: the repository's git directory, or a worktree's common one."""
     git_dir = Path(repo.path)
     try:
