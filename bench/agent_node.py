@@ -79,14 +79,14 @@ def omg_run(work: Path, repeats: int) -> list[tuple[float, float]]:
     return out
 
 
-def review_loop_legs(work: Path) -> list[dict[str, Any]]:
+def review_loop_legs(work: Path, most: int) -> list[dict[str, Any]]:
     env = {**CHILD_ENV, "OMG_CLAUDE_BIN": str(CLAUDE)}
     graph = ROOT / "graphs" / "review-loop.yaml"
     script = ROOT / "graphs" / "rehearsals" / "review-loop.yaml"
     run = work / ".omg" / "runs" / "rl"
     legs: list[dict[str, Any]] = []
     argv = [*OMG, "run", str(graph), "-i", TASK, "--run-id", "rl"]
-    while len(legs) < 10:
+    while len(legs) < most:
         seen = len(run.joinpath("events.jsonl").read_text().splitlines()) if run.exists() else 0
         t0 = time.perf_counter()
         res = subprocess.run(
@@ -111,7 +111,9 @@ def review_loop_legs(work: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="one repeat (a smoke)")
+    ap.add_argument(
+        "--quick", action="store_true", help="one repeat, the review loop's first leg (a smoke)"
+    )
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
@@ -122,7 +124,7 @@ def main() -> None:
         git_repo(work / "repo")
         cli = cli_alone(work, repeats)
         runs = omg_run(work / "repo", repeats)
-        legs = review_loop_legs(work / "repo")
+        legs = review_loop_legs(work / "repo", 1 if args.quick else 10)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     med = statistics.median

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import compileall
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,6 +17,26 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
 
 _validators: dict[str, Draft202012Validator] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Once, in the process that starts the workers: the tests' scratch directories go to
+    memory where the machine has a tmpfs at /dev/shm (the suite makes thousands of git
+    repositories and run directories, and omg fsyncs at checkpoints; none of it has to survive
+    the machine), and omg's modules are compiled to bytecode, so the `python -m omg` processes
+    the tests start do not each compile them again when the environment says not to write
+    bytecode (PYTHONDONTWRITEBYTECODE)."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller did both
+        return
+    shm = Path("/dev/shm")
+    if (
+        config.option.basetemp is None
+        and "PYTEST_DEBUG_TEMPROOT" not in os.environ
+        and shm.is_dir()
+        and os.access(shm, os.W_OK | os.X_OK)
+    ):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)  # pytest's documented temp root
+    compileall.compile_dir(ROOT / "omg", quiet=1)
 
 
 def schema_validator(name: str) -> Draft202012Validator:

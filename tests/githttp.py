@@ -94,6 +94,11 @@ def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
                 "CONTENT_LENGTH": str(len(body)),
                 "REMOTE_USER": "x-access-token",
                 "REMOTE_ADDR": "127.0.0.1",
+                # GitHub packs its repositories on its own schedule, not after every push:
+                # no `git gc --auto` process behind each receive-pack
+                "GIT_CONFIG_COUNT": "1",
+                "GIT_CONFIG_KEY_0": "receive.autogc",
+                "GIT_CONFIG_VALUE_0": "false",
             }
             done = subprocess.run(
                 [str(HTTP_BACKEND)], input=body, env=env, capture_output=True, timeout=60

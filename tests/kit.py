@@ -11,9 +11,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -179,6 +182,148 @@ def omg_call(
         text=True,
         timeout=timeout,
     )
+
+
+class OmgProcess:
+    """`omg ARGS…` running in a process of its own, for what only a running process shows: legs
+    that race each other, a SIGKILL at a random point. Like ``subprocess.Popen`` (``pid``,
+    ``poll``, ``wait``, ``communicate``, ``kill``, ``send_signal``, ``returncode``), but the
+    process is forked from a server that has already imported omg (multiprocessing's
+    forkserver, one per test process), so it skips the interpreter's start-up and omg's
+    imports — about 0.15 s of CPU each, hundreds of times a suite. The child gets ``env`` as
+    its whole environment, ``cwd``, its own stdout and stderr (files, read at the end), no
+    stdin, and with ``new_session`` a session and process group of its own; it then runs the
+    console entry point, whose exit code is the process's. It is a child of the server, not of
+    the test: a test about its own process tree, or the secret scrub's re-execution, starts
+    `python -m omg` instead."""
+
+    def __init__(
+        self, args: Sequence[str], cwd: Path, env: Mapping[str, str], *, new_session: bool
+    ) -> None:
+        fd_out, self._out = tempfile.mkstemp(prefix="omg-out-")
+        fd_err, self._err = tempfile.mkstemp(prefix="omg-err-")
+        os.close(fd_out)
+        os.close(fd_err)
+        self.args = ["omg", *args]
+        self._proc = _forkserver().Process(
+            target=_omg_child,
+            args=(list(args), str(cwd), dict(env), self._out, self._err, new_session),
+        )
+        self._proc.start()
+        assert self._proc.pid is not None
+        self.pid: int = self._proc.pid
+        self.returncode: int | None = None
+        self._output: tuple[str, str] | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not self._proc.is_alive():
+            self._proc.join()
+            self.returncode = self._proc.exitcode
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._proc.join(timeout)
+        code = self.poll()
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        self.wait(timeout)
+        if self._output is None:
+            self._output = (Path(self._out).read_text(), Path(self._err).read_text())
+            os.unlink(self._out)
+            os.unlink(self._err)
+        return self._output
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+def spawn_omg(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None, new_session: bool = False
+) -> OmgProcess:
+    """Start `omg ARGS…` from ``cwd`` with ``env`` (default: ``clean_env()``) in a process of
+    its own and return it running (see ``OmgProcess``)."""
+    return OmgProcess(args, cwd, clean_env() if env is None else env, new_session=new_session)
+
+
+#: What the server imports once, so that no child has to: the kit (the child's code), the
+#: libraries a leg loads, and the CLI's commands.
+PRELOAD = [
+    *("kit", "pygit2", "yaml", "jsonschema", "typer", "omg.cli.app", "omg.cli.runs"),
+    *("omg.cli.leg", "omg.cli.status", "omg.cli.plan", "omg.leg.start", "omg.git.repo"),
+]
+_SERVER: list[Any] = []
+
+
+def _forkserver() -> Any:
+    """This test process's multiprocessing context, its server started with omg imported."""
+    if not _SERVER:
+        from multiprocessing import forkserver
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        # The server starts with a scrubbed environment (its children's environment blocks
+        # are its own), and imports its preload before it learns this process's sys.path: the
+        # kit's folder reaches it through PYTHONPATH.
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(clean_env(saved, PYTHONPATH=str(Path(__file__).parent)))
+        try:
+            forkserver.ensure_running()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        _SERVER.append(ctx)
+    return _SERVER[0]
+
+
+def _omg_child(
+    args: list[str], cwd: str, env: dict[str, str], out: str, err: str, new_session: bool
+) -> None:
+    """In the forked process: become `omg ARGS…` as the interpreter would have started it."""
+    import pygit2
+
+    from omg.cli import main
+    from omg.cli.app import main as app
+    from omg.cli.scrub import holds_secrets, undumpable
+
+    if new_session:
+        os.setsid()
+    streams = ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY), (2, err, os.O_WRONLY))
+    for fd, path, flags in streams:
+        opened = os.open(path, flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    # libgit2 found the user's configuration from the server's HOME when it started
+    home = env.get("HOME", "")
+    pygit2.settings.search_path[pygit2.enums.ConfigLevel.GLOBAL] = home
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    pygit2.settings.search_path[pygit2.enums.ConfigLevel.XDG] = os.path.join(xdg, "git")
+    sys.argv = ["omg", *args]
+    if holds_secrets(env):
+        # What `python -m omg` becomes once it has re-executed itself without its secrets
+        # (omg.cli.scrub): they live in its memory only, and it is not dumpable. This
+        # process's environment block is the server's, which never held them.
+        undumpable()
+        app()
+    else:
+        main()  # what `python -m omg` runs
 
 
 def omg_run(

@@ -13,7 +13,6 @@ interpreter's start-up), unless a process is the point: jobs that race others (`
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import os
@@ -27,7 +26,7 @@ from typing import Any
 
 import pygit2
 from githttp import GitHttpServer
-from kit import omg_in_process
+from kit import OmgProcess, omg_in_process, spawn_omg
 
 from .stand_in import REPO, StandIn
 
@@ -110,7 +109,7 @@ class Job:
 class Running:
     """A job still running (for races): ``wait`` gives what it left behind."""
 
-    proc: subprocess.Popen[str]
+    proc: OmgProcess | subprocess.Popen[str]
     work: Path
     env: dict[str, str]
 
@@ -256,20 +255,32 @@ class Repo:
     # -- one workflow job ---------------------------------------------------------------
 
     def checkout(self, clone: Path, ref: str, sha: str | None) -> None:
-        """What actions/checkout does: init, fetch one commit of ``ref`` at depth 1, check out."""
+        """What actions/checkout leaves: a repository with ``origin`` (no credentials kept),
+        one commit of ``ref`` fetched at depth 1 over the authenticated smart HTTP server, and
+        that commit checked out — on a branch of the same name, or detached for a PR head.
+        Done with pygit2 in this process: the clone is the fixture, not the thing under test."""
         clone.mkdir(parents=True)
-        git(clone, "init", "-q")
-        git(clone, "remote", "add", "origin", self.server.url)
-        basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
-        auth = ["-c", f"http.extraHeader=Authorization: Basic {basic}"]  # not persisted
-        fetch = [*auth, "fetch", "-q", "--no-tags", "--depth=1", "origin"]
+        repo = pygit2.init_repository(str(clone))
+        origin = repo.remotes.create("origin", self.server.url)
+        auth = pygit2.RemoteCallbacks(credentials=pygit2.UserPass("x-access-token", TOKEN))
+        branch = ref.removeprefix("refs/heads/")
+        local = (
+            "refs/remotes/origin/pr"
+            if ref.startswith("refs/pull/")
+            else f"refs/remotes/origin/{branch}"
+        )
+        origin.fetch(
+            [f"+{ref}:{local}"], callbacks=auth, depth=1, prune=pygit2.enums.FetchPrune.NO_PRUNE
+        )
+        commit = repo.get(sha) if sha else repo.references[local].peel(pygit2.Commit)
+        assert isinstance(commit, pygit2.Commit), f"{ref}: {sha} was not fetched"
+        repo.checkout_tree(commit.tree, strategy=pygit2.enums.CheckoutStrategy.FORCE)
         if ref.startswith("refs/pull/"):
-            git(clone, *fetch, f"+{ref}:refs/remotes/origin/pr")
-            git(clone, "checkout", "-q", "--detach", sha or "refs/remotes/origin/pr")
+            repo.set_head(commit.id)
         else:
-            branch = ref.removeprefix("refs/heads/")
-            git(clone, *fetch, f"+{ref}:refs/remotes/origin/{branch}")
-            git(clone, "checkout", "-q", "-B", branch, f"refs/remotes/origin/{branch}")
+            local_branch = repo.branches.local.create(branch, commit, force=True)
+            local_branch.upstream = repo.branches.remote[f"origin/{branch}"]
+            repo.set_head(f"refs/heads/{branch}")
 
     def job(
         self,
@@ -338,6 +349,8 @@ class Repo:
         }
         (runner / "home").mkdir()
         argv = [sys.executable, *python, "-m", "omg", *command]  # python: a profiler's flags
+        if start and not python:
+            return Running(spawn_omg(*command, cwd=work, env=env), work, env)
         if start:
             proc = subprocess.Popen(
                 argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit import OmgProcess, spawn_omg
+
 RUNS = Path(".omg") / "runs"
 
 
@@ -85,20 +87,15 @@ def omg_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "omg", *args]
 
 
-def popen_omg(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """Start the real CLI in its own process group (so a test can SIGKILL the whole group)."""
-    return subprocess.Popen(
-        omg_cmd(*args),
-        cwd=cwd,
-        env=env or child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+def popen_omg(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> OmgProcess | subprocess.Popen[str]:
+    """Start the real CLI in a process of its own, in its own process group (so a test can
+    SIGKILL the whole group): forked from the kit's server that has omg imported."""
+    return spawn_omg(*args, cwd=cwd, env=env or child_env(), new_session=True)
 
 
-def kill_group(proc: subprocess.Popen[str]) -> None:
+def kill_group(proc: OmgProcess | subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
