@@ -260,15 +260,21 @@ class RunRepo:
     ) -> str:
         """Commit ``data`` as the run's lease on top of ``parent`` (the remote's lease as read)
         and push it: a compare-and-swap, MovedOn when another leg wrote the lease first."""
+        sha = self.write_lease(run_id, data, message, parent=parent)
         with self._lock, translated(f"writing the lease of run {run_id}", _FIX):
             ref = lease_ref(run_id)
-            sha = leases.write(
-                self._repo, ref, data, message, parent=parent,
+            remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
+            return sha
+
+    def write_lease(self, run_id: str, data: bytes, message: str, *, parent: str | None) -> str:
+        """Commit ``data`` as the run's lease on top of ``parent``, here only: the local
+        ``refs/omg/lease/<run-id>`` a later push carries (a compare-and-swap there)."""
+        with self._lock, translated(f"writing the lease of run {run_id}", _FIX):
+            return leases.write(
+                self._repo, lease_ref(run_id), data, message, parent=parent,
                 author=signature(self._repo, self._env, "AUTHOR"),
                 committer=signature(self._repo, self._env, "COMMITTER"),
             )  # fmt: skip
-            remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
-            return sha
 
     # -- fan-out records ----------------------------------------------------------------
 

@@ -250,7 +250,7 @@ class RunCommits:
             if result.paused_at
             else (f" ({result.reason})" if result.reason and result.outcome == "paused" else "")
         )
-        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {result.outcome}{why}")
+        self._commit(rec, f"omg {self.run_id} leg {rec.leg}: {result.outcome}{why}", last=True)
 
     def noted(self, rec: Recorder, what: str) -> None:
         """Commit (and push) an event recorded between legs: a refusal, a supersede, a dispatch."""
@@ -294,10 +294,14 @@ class RunCommits:
             return None
         return str(data.get("run_id", "")), int(data.get("seq", 0))
 
-    def _commit(self, rec: Recorder, message: str, *, checkpoint: bool = True) -> None:
+    def _commit(
+        self, rec: Recorder, message: str, *, checkpoint: bool = True, last: bool = False
+    ) -> None:
         """Commit the run directory; push at a checkpoint, or when the last push is
         ``push_every`` old. A pushed commit's state.json is level with its events; between
-        pushes it is rewritten at most once a second (its readers fold the log's tail)."""
+        pushes it is rewritten at most once a second (its readers fold the log's tail). The
+        leg's ``last`` push carries its lease given back, after the run branch and its lanes:
+        one push instead of two, and the remote moves those refs in that order."""
         if self.lease is not None and self.lease.lost is not None:
             raise MovedOn(self.lease.lost)
         push = self.push_remote is not None and (
@@ -322,7 +326,10 @@ class RunCommits:
             refs = [f"refs/heads/{self.repo.run_branch(self.run_id)}"]
             refs += [f"refs/heads/{wt.branch}" for wt in self.workspace.lanes.values()]
             refs += [f"refs/heads/{branch}" for branch in self.moved_lanes]
-            self.repo.push(self.push_remote, [f"{r}:{r}" for r in refs])
+            given = self.lease.hand_back() if last and self.lease is not None else None
+            self.repo.push(self.push_remote, [f"{r}:{r}" for r in [*refs, *filter(None, [given])]])
+            if given is not None and self.lease is not None:
+                self.lease.handed_back()
             self._pushed_at = self.clock()
             self.pushes += 1
         elif self.push_remote is None and self.workspace.wants_push and not self.warned:

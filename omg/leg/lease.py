@@ -222,6 +222,7 @@ class LegLease:
         self.lost: str | None = None
         self.renewals = 0
         self._failing = False
+        self._given_back = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._renewing, name="omg-lease", daemon=True)
 
@@ -300,12 +301,29 @@ class LegLease:
         self.expires = now + self.times.ttl_s
         self.renewals += 1
 
+    def hand_back(self) -> str | None:
+        """Stop renewing and commit the lease given back, here only, for the leg's last push
+        to carry after the run branch (so a stranger sees it given back only once the leg's
+        work is on the remote); the ref to push, None when the lease was lost."""
+        self._stop_renewing()
+        if self.lost is not None:
+            return None
+        now = self.clock()
+        data = encode(self.run_id, self.holder, now, now, True)
+        self.repo.write_lease(
+            self.run_id, data,
+            f"omg {self.run_id} leg {self.holder.leg}: lease given back", parent=self.commit,
+        )  # fmt: skip
+        return lease_ref(self.run_id)
+
+    def handed_back(self) -> None:
+        """The push carrying ``hand_back``'s commit landed: ``release`` has nothing to do."""
+        self._given_back = True
+
     def release(self) -> None:
         """Stop renewing and give the lease back (so the next leg need not wait for it)."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        if self.lost is not None:
+        self._stop_renewing()
+        if self.lost is not None or self._given_back:
             return
         now = self.clock()
         data = encode(self.run_id, self.holder, now, now, True)
@@ -319,6 +337,11 @@ class LegLease:
                 f"omg: warning: the lease of run {self.run_id!r} was not given back ({exc}); "
                 f"it lapses by itself at {_shown(self.expires + self.times.skew_s)}"
             )
+
+    def _stop_renewing(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
 
     def _renewing(self) -> None:
         while not self._stop.wait(self.times.renew_s):
