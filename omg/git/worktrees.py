@@ -12,8 +12,9 @@ from pygit2.enums import RepositoryOpenFlag, ResetMode
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git.identity import BOT_EMAIL, BOT_NAME
-from omg.git.locks import common_dir
 from omg.git.names import BASES, HEADS, base_ref, checked, head, run_dir, work_branch, worktree_id
+from omg.git.unfinished import clear as clear_unfinished
+from omg.git.unfinished import remove
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ def acquire(
     path = run_dir(root, run_id) / checked("worktree name", name)
     wanted = branch or work_branch(run_id, name)
     ensure_ignored(root / NAME)
-    _clear_unfinished(repo, path, worktree_id(run_id, name))
+    clear_unfinished(repo, path, worktree_id(run_id, name), wanted)
     if path.exists() or path.is_symlink():
         return Checkout(name, path, _branch_of(open_checkout(repo, path), path))
     ref = HEADS + wanted
@@ -72,67 +73,6 @@ def open_checkout(repo: pygit2.Repository, path: Path) -> pygit2.Repository:
     if not same_repo or Path(checkout.workdir or "").resolve() != path.resolve():
         raise foreign
     return checkout
-
-
-def _clear_unfinished(repo: pygit2.Repository, path: Path, wid: str) -> None:
-    """Leave at ``path`` a checkout omg finished making, a foreign thing (which
-    ``open_checkout`` refuses), or nothing — never what a kill while making one left behind.
-
-    Making one (libgit2's worktree add) goes: the admin directory ``.git/worktrees/<wid>``,
-    the lane directory, its ``.git`` file, the admin's ``commondir`` and ``gitdir``, ``HEAD``,
-    then the checkout of the files, whose last step writes the admin's ``index`` (by renaming
-    ``index.lock``). So an admin entry holding all four, registered at ``path``, is a finished
-    checkout, adopted as it is; anything short of that was never handed to a node and holds no
-    recorded work (commits live on the lane's branch), so it is cleared for a fresh checkout:
-    the lane directory renamed aside first (one step, so a kill never leaves half of it), then
-    the admin entry, then what was set aside."""
-    admin = common_dir(repo) / "worktrees" / wid
-    aside = path.with_name(f".{path.name}.unfinished")  # no ref component starts with "."
-    _remove(aside)  # a kill while clearing left it
-    if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-        path.rmdir()  # an empty directory (say, from a run outside git) holds nothing to keep
-    if path.is_symlink() or path.exists():
-        if _finished(admin, path) or not _made_for(path, admin):
-            return
-        path.rename(aside)
-    _remove(admin)  # without its checkout, or never finished: nothing in it to keep
-    _remove(aside)
-
-
-def _finished(admin: Path, path: Path) -> bool:
-    """Whether ``admin`` is a complete registration of a checkout at ``path``."""
-    if not all((admin / part).is_file() for part in ("HEAD", "commondir", "gitdir", "index")):
-        return False
-    return _points_at(admin / "gitdir", path / ".git", prefix="")
-
-
-def _made_for(path: Path, admin: Path) -> bool:
-    """Whether ``path`` is a checkout being made for ``admin``: its ``.git`` file names it, or
-    is the start of naming it (a kill mid-write), or — with nothing else yet — is empty."""
-    dotgit = path / ".git"
-    if dotgit.is_symlink() or not dotgit.is_file():
-        return False
-    return _points_at(dotgit, admin, prefix="gitdir: ", alone=len(list(path.iterdir())) == 1)
-
-
-def _points_at(link: Path, target: Path, *, prefix: str, alone: bool = False) -> bool:
-    """Whether the small file ``link`` holds ``prefix`` + ``target``'s path (or, ``alone``,
-    only the beginning of that)."""
-    if link.stat().st_size > 4096:
-        return False
-    text = link.read_text(errors="replace")
-    if text.startswith(prefix) and text.endswith("\n"):
-        named = text.removeprefix(prefix).strip()
-        return bool(named) and Path(named).resolve() == target.resolve()
-    whole = f"{prefix}{target}/"
-    return alone and (whole.startswith(text) or f"{prefix}{target.resolve()}/".startswith(text))
-
-
-def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
 
 
 def _branch_of(checkout: pygit2.Repository, path: Path) -> str:
@@ -188,6 +128,9 @@ def restore(
     wanted = branch or work_branch(run_id, name)
     ref = HEADS + wanted
     target = _commit(repo, at, f"recorded commit of worktree {name!r}")
+    # before the lane is judged: a checkout a kill left half made holds nothing to set aside
+    path = run_dir(root, run_id) / checked("worktree name", name)
+    clear_unfinished(repo, path, worktree_id(run_id, name), wanted)
     current = head(repo, ref)
     if current is None:
         repo.references.create(base_ref(run_id, name), target.id, force=True)
@@ -253,7 +196,7 @@ def clean(repo: pygit2.Repository, root: Path, run_id: str, tracking: str | None
         if not entry.name.startswith("."):
             names.add(entry.name)
         elif entry.name.endswith(".unfinished"):  # a checkout being cleared when a kill struck
-            _remove(entry)
+            remove(entry)
     names |= {b.removeprefix(prefix) for b in repo.branches.local if b.startswith(prefix)}
     bases = f"{BASES}{run_id}/"
     names |= {r.removeprefix(bases) for r in repo.references if r.startswith(bases)}

@@ -113,7 +113,9 @@ def _nothing_checked_out(lane: Lane) -> None:
 
 def _checkout_part_way(lane: Lane) -> None:
     lane.admin_with("commondir", "gitdir", "HEAD")
-    lane.directory_with(lane.dotgit, "seed.txt")  # work.txt and deep/ not yet written
+    lane.directory_with(lane.dotgit, "seed.txt")  # work.txt and deep/ not yet written …
+    (lane.path / "deep" / "er").mkdir(parents=True)
+    (lane.path / "deep" / "er" / "nested.txt").write_text("")  # … or begun
     (lane.admin / "index.lock").write_bytes(b"DIRC")  # the index being written when killed
 
 
@@ -197,10 +199,33 @@ def test_a_finished_checkout_is_adopted_with_what_a_killed_node_left_in_it(
     assert (wt.path / "wip.txt").read_text() == "a killed node's file\n"
 
 
-def test_a_foreign_directory_naming_the_lanes_admin_entry_is_still_refused(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [("precious.txt", "mine\n"), ("seed.txt", "changed\n"), ("deep/er/nested.txt", "n\nmore\n")],
+)
+def test_a_half_made_checkout_holding_what_its_branch_does_not_is_refused_and_kept(
+    tmp_path: Path, where: str, text: str
 ) -> None:
-    """A `.git` file naming the admin entry beside files of someone's: never cleared."""
+    """Its `.git` names the lane's admin entry, but a file is no (start of a) file of the
+    branch: nothing is removed, and the refusal names the file."""
+    root = tmp_path / "w"
+    _repo(root)
+    first = omg_call("run", "g.yaml", "--run-id", "r", "--max-nodes", "1", cwd=root)
+    assert first.returncode == 4, first.stderr
+    lane = Lane(root)
+    _nothing_checked_out(lane)
+    (lane.path / where).parent.mkdir(parents=True, exist_ok=True)
+    (lane.path / where).write_text(text)
+
+    res = omg_call("resume", "r", cwd=root)
+    assert res.returncode == 3, res.stderr
+    assert "never finished" in res.stderr and where.split("/")[0] in res.stderr
+    assert (lane.path / where).read_text() == text
+    assert (lane.path / ".git").read_bytes() == lane.dotgit
+    assert _ran(root) == ["write"]
+
+
+def test_a_directory_naming_another_admin_entry_is_still_refused(tmp_path: Path) -> None:
     root = tmp_path / "w"
     _repo(root)
     run = open_repo(root, env={})
