@@ -254,3 +254,36 @@ def test_clean_sweeps_a_checkout_set_aside_while_being_cleared(tmp_path: Path) -
     assert not aside.exists() and not wt.path.exists()
     assert any("deleted" in note for note in notes)
     assert not (root / ".omg" / "worktrees" / "r").exists()
+
+
+def test_a_half_made_checkout_of_a_lane_holding_unrecorded_commits_is_not_taken_for_work(
+    tmp_path: Path,
+) -> None:
+    """A killed node committed on the lane, then a kill struck while its checkout was made
+    again: the unrecorded commit is kept aside as it was — no commit of the half checkout's
+    missing files on top — and the lane goes back to what the run recorded."""
+    root = tmp_path / "w"
+    _repo(root)
+    first = omg_call("run", "g.yaml", "--run-id", "r", "--max-nodes", "1", cwd=root)
+    assert first.returncode == 4, first.stderr
+    repo = pygit2.Repository(str(root))
+    settled = repo.references["refs/heads/omg/work/r/lane"].peel(pygit2.Commit)
+    lane = Lane(root)
+    checkout = pygit2.Repository(str(lane.path))
+    (lane.path / "work.txt").write_text("a killed attempt\n")
+    checkout.index.add("work.txt")
+    checkout.index.write()
+    unrecorded = checkout.create_commit(
+        "HEAD", SIG, SIG, "attempt", checkout.index.write_tree(), [settled.id]
+    )
+    _checkout_part_way(lane)
+
+    res = omg_call("resume", "r", cwd=root)
+    assert res.returncode == 0, res.stderr
+    assert _ran(root) == ["write", "check"]
+    repo = pygit2.Repository(str(root))
+    kept = [r for r in repo.references if r.startswith("refs/heads/kept/omg-work-r-lane-")]
+    assert [repo.references[r].target for r in kept] == [unrecorded]
+    tip = repo.references["refs/heads/omg/work/r/lane"].peel(pygit2.Commit)
+    assert tip.id == settled.id or repo.descendant_of(tip.id, settled.id)
+    assert not repo.descendant_of(tip.id, unrecorded)
