@@ -16,6 +16,11 @@ from jsonschema import Draft202012Validator
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
 
+#: Test modules are kept as bytecode (pytest's assertion-rewritten .pyc in __pycache__, which
+#: git ignores) even where the environment says not to write any (PYTHONDONTWRITEBYTECODE):
+#: every worker collects all of them, and rewriting them costs each ~3 s on every run.
+sys.dont_write_bytecode = False
+
 _validators: dict[str, Draft202012Validator] = {}
 
 
