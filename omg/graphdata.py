@@ -108,3 +108,15 @@ class GraphData(TypedDict, total=False):
     fragments: str
     resolved_from: dict[str, str]
     nodes: list[NodeData]
+
+
+class FragmentData(TypedDict, total=False):
+    """A fragment file that passed schemas/fragment.schema.json: one node's behaviour, or a
+    loop of nodes and its exit."""
+
+    fragment: str
+    description: str
+    substitutions: list[str]
+    node: NodeData
+    nodes: list[NodeData]
+    exit: str

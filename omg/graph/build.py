@@ -26,7 +26,7 @@ from omg.graph.model import (
     Verify,
     Worktree,
 )
-from omg.graphdata import GraphData, NodeData, RetryData, VerifyData
+from omg.graphdata import GraphData, InputSpecData, NodeData, RetryData, VerifyData
 from omg.kinds import Cause
 
 
@@ -42,14 +42,14 @@ def _duration_text(v: Any, default: str) -> str:
     return str(v)
 
 
-def _inputs(raw: Any) -> tuple[Input, ...]:
+def _inputs(raw: list[str] | dict[str, InputSpecData | None] | None) -> tuple[Input, ...]:
     if raw is None:
         return ()
     if isinstance(raw, list):
         return tuple(Input(name=str(x)) for x in raw)
     out = []
-    for name, spec in cast(Mapping[str, Any], raw).items():
-        spec = spec or {}
+    for name, given in raw.items():
+        spec: InputSpecData = given or {}
         default = spec.get("default")
         out.append(
             Input(
