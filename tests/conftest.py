@@ -16,6 +16,21 @@ from jsonschema import Draft202012Validator
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
 
+#: Test modules are kept as bytecode (pytest's assertion-rewritten .pyc in __pycache__, which
+#: git ignores) even where the environment says not to write any (PYTHONDONTWRITEBYTECODE):
+#: every worker collects all of them, and rewriting them costs each ~3 s on every run.
+sys.dont_write_bytecode = False
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. Much of a worker's time is spent waiting on children it
+    started (a leg killed at a random point, a fan-out wave, a CLI waiting out a 529, loopback
+    servers), and a second worker per core fills those waits."""
+    return 2 * (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
+
+
 _validators: dict[str, Draft202012Validator] = {}
 
 

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pygit2
+from kit import omg_call
 
 from .helpers import (
     bare_origin,
@@ -16,7 +17,6 @@ from .helpers import (
     git_checkout,
     launches,
     log_lines,
-    omg_cmd,
     remote_log,
     remote_state,
     run_path,
@@ -41,9 +41,7 @@ RUN = "refs/heads/omg/runs/r"
 
 
 def omg_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        omg_cmd(*args), cwd=cwd, env=child_env(), capture_output=True, text=True, timeout=60
-    )
+    return omg_call(*args, cwd=cwd, env=child_env())
 
 
 def _paused(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+from kit import omg_call
 
 from .helpers import (
     bare_origin,
@@ -18,7 +19,6 @@ from .helpers import (
     git_checkout,
     kill_group,
     log_lines,
-    omg_cmd,
     popen_omg,
     run_path,
     wait_for,
@@ -61,9 +61,7 @@ def _pushes(bare: Path) -> int:
 
 
 def _omg(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        omg_cmd(*args), cwd=cwd, env=child_env(**env), capture_output=True, text=True, timeout=120
-    )
+    return omg_call(*args, cwd=cwd, env=child_env(**env))
 
 
 def _remote_events(bare: Path) -> list[dict[str, Any]]:
