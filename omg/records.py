@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from omg.graphdata import GraphData
 from omg.kinds import Cause, Outcome, Provenance, Ruling, Verdict
 
 
@@ -112,7 +113,7 @@ class State(_StateOptional):
     run_id: str
     graph_source: str
     graph_sha256: str
-    graph: dict[str, Any]
+    graph: GraphData
     inputs: dict[str, str]
     nodes: dict[str, NodeRecord]
     gates: dict[str, GateRecord]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from typing import TypedDict
 
 
 class SpendFields(TypedDict, total=False):
@@ -48,7 +48,7 @@ class Spend:
         }
 
     @classmethod
-    def of_event(cls, ev: Mapping[str, Any]) -> Spend:
+    def of_event(cls, ev: SpendFields) -> Spend:
         """The spend an event records (an absent or null cost is 0)."""
         usage = ev.get("usage")
         session = ev.get("session_cost_usd")

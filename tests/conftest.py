@@ -21,6 +21,16 @@ SCHEMAS = ROOT / "schemas"
 #: every worker collects all of them, and rewriting them costs each ~3 s on every run.
 sys.dont_write_bytecode = False
 
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. Much of a worker's time is spent waiting on children it
+    started (a leg killed at a random point, a fan-out wave, a CLI waiting out a 529, loopback
+    servers), and a second worker per core fills those waits."""
+    return 2 * (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
+
+
 _validators: dict[str, Draft202012Validator] = {}
 
 

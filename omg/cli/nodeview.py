@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from omg.cli.ledger import verdict_cell
 from omg.errors import StateError
 from omg.graph.build import graph_from_data
 from omg.graph.durations import format_duration
+from omg.records import NO_RECORD
 from omg.runners import Runner, Step, default_runners
 from omg.state import Event, NodeRecord
 from omg.state.runid import check_run_id
@@ -32,7 +32,7 @@ def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
         raise StateError(f"run {run_id!r} has no node {node_id!r}; its nodes: {known}")
     node = graph.node(node_id)
     found = state["nodes"].get(node_id)
-    rec: NodeRecord | dict[str, Any] = found or {}
+    rec: NodeRecord = found or NO_RECORD
     lines = [f"node {node_id} ({node.kind}) in run {run_id}: {verdict_cell(found)}"]
     if rec.get("cause"):
         lines[0] += f" ({rec['cause']})"

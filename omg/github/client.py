@@ -20,7 +20,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Required, TypedDict
 from urllib.parse import quote
 
 from omg.errors import GitHubError
@@ -31,6 +31,45 @@ Warn = Callable[[str], None]
 
 def _quiet(message: str) -> None:
     return None
+
+
+class User(TypedDict, total=False):
+    """A comment's author, as far as omg reads it."""
+
+    type: str  # "Bot" for an app, "User" for a person
+
+
+class IssueComment(TypedDict, total=False):
+    """One issue or pull request comment, as far as omg reads it."""
+
+    id: int
+    body: str | None
+    user: User | None
+
+
+class WorkflowRun(TypedDict, total=False):
+    """One run of a workflow (GET …/runs), as far as omg reads it."""
+
+    id: int
+    html_url: str
+    created_at: str | None
+    display_title: str | None
+
+
+class DispatchedRun(TypedDict, total=False):
+    """A dispatch's answer: the run it started (``id`` from a server that names it so)."""
+
+    workflow_run_id: int | None
+    id: int
+    html_url: str
+
+
+class DispatchRequest(TypedDict, total=False):
+    """The body of a workflow dispatch."""
+
+    ref: Required[str]
+    inputs: Required[dict[str, str]]
+    return_run_details: bool
 
 
 @dataclass(frozen=True)
@@ -175,9 +214,9 @@ class GitHub:
         base_repo = body["base"]["repo"]["full_name"]
         return PullHead(str(body["head"]["sha"]), str(body["head"]["ref"]), head_repo != base_repo)
 
-    def comments(self, number: int) -> list[dict[str, Any]]:
+    def comments(self, number: int) -> list[IssueComment]:
         """Every comment of an issue or pull request, oldest first."""
-        out: list[dict[str, Any]] = []
+        out: list[IssueComment] = []
         page = 1
         while True:
             path = f"/repos/{self.repo}/issues/{number}/comments?per_page=100&page={page}"
@@ -187,7 +226,7 @@ class GitHub:
                 return out
             page += 1
 
-    def find_comment(self, number: int, marker: str) -> dict[str, Any] | None:
+    def find_comment(self, number: int, marker: str) -> IssueComment | None:
         """omg's comment carrying ``marker``: one that starts with it (one that merely quotes
         it — a node's output in another graph's report, say — is not it) and was posted by an
         app's bot, as every comment made with the job's token is. A person's comment is never
@@ -234,7 +273,7 @@ class GitHub:
         """
         path = f"/repos/{self.repo}/actions/workflows/{quote(workflow)}/dispatches"
         since = datetime.now(UTC).replace(microsecond=0) - _SKEW
-        payload: dict[str, Any] = {"ref": ref, "inputs": dict(inputs), "return_run_details": True}
+        payload: DispatchRequest = {"ref": ref, "inputs": dict(inputs), "return_run_details": True}
         reply = self.request(
             "POST", path, payload, done=lambda: self._dispatched(workflow, title, since)
         )
@@ -250,13 +289,14 @@ class GitHub:
         out["url"] = str(body.get("html_url") or "")
         return {k: v for k, v in out.items() if v}
 
-    def _dispatched(self, workflow: str, title: str, since: datetime) -> dict[str, Any] | None:
+    def _dispatched(self, workflow: str, title: str, since: datetime) -> DispatchedRun | None:
         path = (
             f"/repos/{self.repo}/actions/workflows/{quote(workflow)}/runs"
             "?event=workflow_dispatch&per_page=30"
         )
         body = self._ok(self.request("GET", path), f"the runs of {workflow}")
-        for run in body.get("workflow_runs", []):
+        runs: list[WorkflowRun] = body.get("workflow_runs", [])
+        for run in runs:
             created = _when(str(run.get("created_at") or ""))
             if title in str(run.get("display_title") or "") and created and created >= since:
                 return {"workflow_run_id": run.get("id"), "html_url": run.get("html_url", "")}
@@ -276,7 +316,7 @@ class _Unsure(Exception):
         self.what = what
 
 
-def _by_bot(comment: Mapping[str, Any]) -> bool:
+def _by_bot(comment: IssueComment) -> bool:
     """Whether a comment was posted by an app (``github-actions[bot]`` for ``GITHUB_TOKEN``):
     no person, stranger or collaborator, can post as one."""
     user = comment.get("user")

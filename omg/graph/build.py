@@ -19,8 +19,6 @@ from omg.graph.model import (
     Input,
     Kind,
     Node,
-    OnExhausted,
-    OnFail,
     PermissionMode,
     Retry,
     Runtime,
@@ -28,6 +26,7 @@ from omg.graph.model import (
     Verify,
     Worktree,
 )
+from omg.graphdata import GraphData, InputSpecData, NodeData, RetryData, VerifyData
 from omg.kinds import Cause
 
 
@@ -43,14 +42,14 @@ def _duration_text(v: Any, default: str) -> str:
     return str(v)
 
 
-def _inputs(raw: Any) -> tuple[Input, ...]:
+def _inputs(raw: list[str] | dict[str, InputSpecData | None] | None) -> tuple[Input, ...]:
     if raw is None:
         return ()
     if isinstance(raw, list):
         return tuple(Input(name=str(x)) for x in raw)
     out = []
-    for name, spec in cast(Mapping[str, Any], raw).items():
-        spec = spec or {}
+    for name, given in raw.items():
+        spec: InputSpecData = given or {}
         default = spec.get("default")
         out.append(
             Input(
@@ -64,7 +63,7 @@ def _inputs(raw: Any) -> tuple[Input, ...]:
     return tuple(out)
 
 
-def _verify(raw: Mapping[str, Any] | None) -> Verify | None:
+def _verify(raw: VerifyData | None) -> Verify | None:
     if raw is None:
         return None
     return Verify(
@@ -76,7 +75,7 @@ def _verify(raw: Mapping[str, Any] | None) -> Verify | None:
     )
 
 
-def _retry(raw: Mapping[str, Any] | None) -> Retry:
+def _retry(raw: RetryData | None) -> Retry:
     if not raw:
         return Retry()
     bo = raw.get("backoff")
@@ -117,7 +116,7 @@ def _env(raw: Any) -> tuple[tuple[str, str | None], ...]:
     return tuple((str(k), None if v is None else str(v)) for k, v in raw.items())
 
 
-def node_kind(raw: Mapping[str, Any]) -> Kind:
+def node_kind(raw: NodeData) -> Kind:
     """The kind a node's keys declare; ``type: gate`` wins, then ``run:``, else agent."""
     if raw.get("type") == "gate":
         return "gate"
@@ -126,7 +125,7 @@ def node_kind(raw: Mapping[str, Any]) -> Kind:
     return "agent"
 
 
-def node_from_data(raw: Mapping[str, Any]) -> Node:
+def node_from_data(raw: NodeData) -> Node:
     sc = raw.get("success_check") or {}
     fb = raw.get("feedback")
     tools = raw.get("allowed_tools")
@@ -158,7 +157,7 @@ def node_from_data(raw: Mapping[str, Any]) -> Node:
         else Feedback(
             rerun=str(fb.get("rerun", "")),
             max=int(fb.get("max", 0)),
-            on_exhausted=cast(OnExhausted, fb.get("on_exhausted", "fail")),
+            on_exhausted=fb.get("on_exhausted", "fail"),
         ),
         timeout=_duration_text(raw.get("timeout"), DEFAULT_TIMEOUT),
         budget_usd=None if budget is None else _float(budget),
@@ -166,15 +165,15 @@ def node_from_data(raw: Mapping[str, Any]) -> Node:
     )
 
 
-def graph_from_data(data: Mapping[str, Any]) -> Graph:
+def graph_from_data(data: GraphData) -> Graph:
     """Build the model from data that already passed the JSON Schema."""
     budget = data.get("budget_usd")
-    nodes: Iterable[Mapping[str, Any]] = data.get("nodes") or ()
+    nodes: Iterable[NodeData] = data.get("nodes") or ()
     return Graph(
         name=str(data.get("name", "")),
         inputs=_inputs(data.get("inputs")),
         concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
-        on_fail=cast(OnFail, data.get("on_fail", "halt")),
+        on_fail=data.get("on_fail", "halt"),
         budget_usd=None if budget is None else _float(budget),
         max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
         approvers=tuple(str(a) for a in data.get("approvers") or ()),

@@ -14,6 +14,7 @@ from typing import Any
 from omg.graph.findings import Finding
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path, parse
+from omg.graphdata import FragmentData
 
 SCHEMA_FILE = Path(__file__).parents[1] / "schemas" / "fragment.schema.json"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -31,7 +32,7 @@ class Loaded:
     name: str
     path: Path
     sha256: str
-    data: Any
+    data: FragmentData  # schema-checked when ``findings`` hold no error
     positions: Positions
     findings: tuple[Finding, ...]
     points: tuple[str, ...]  # declared substitution points
@@ -48,7 +49,7 @@ def repo_root(graph_file: Path) -> Path:
     return start
 
 
-def changed_sources(graph_source: Path, resolved_from: Mapping[str, Any]) -> list[str]:
+def changed_sources(graph_source: Path, resolved_from: Mapping[str, str]) -> list[str]:
     """The fragment files (as a snapshot names them) that differ now, or are gone."""
     root = repo_root(graph_source)
     out = []
@@ -238,7 +239,7 @@ def _in_shell(path: DataPath) -> bool:
     return len(keys) >= 2 and (keys[1] == "run" or any(k.endswith("command") for k in keys[1:]))
 
 
-def _loop_rules(data: Mapping[str, Any], at: Any) -> list[Finding]:
+def _loop_rules(data: FragmentData, at: Any) -> list[Finding]:
     out: list[Finding] = []
     nodes = data["nodes"]
     ids = [n["id"] for n in nodes]
@@ -345,7 +346,7 @@ def _schema(data: Any, pos: Positions, file: str) -> list[Finding]:
     return out
 
 
-def _plainly_valid(data: Mapping[str, Any]) -> bool:
+def _plainly_valid(data: Mapping[str, object]) -> bool:
     """The schema's verdict for a sound fragment, without importing jsonschema (lint stays
     fast); anything unusual is left to the full check, which explains it."""
     keys = set(data)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
@@ -14,6 +14,7 @@ from omg.graph.findings import Finding
 from omg.graph.limits import MAX_INPUT_BYTES, snapshot_bytes
 from omg.graph.model import FragmentUse, Graph
 from omg.graph.yamlpos import Positions, json_path, parse
+from omg.graphdata import GraphData
 
 _WITH = re.compile(r"\{\{\s*with\b")
 
@@ -117,7 +118,7 @@ def check_data(
         return None, errors
     from omg.graph.validate import validate
 
-    graph = graph_from_data(data)
+    graph = graph_from_data(cast(GraphData, data))  # the schema just held it to this shape
     errors = validate(graph, source, positions)
     if errors:
         return None, errors
@@ -136,7 +137,7 @@ def load_graph(path: Path) -> Graph:
     return graph
 
 
-def graph_from_snapshot(data: Mapping[str, Any], source: str) -> Graph:
+def graph_from_snapshot(data: GraphData, source: str) -> Graph:
     """The graph a run snapshotted in its state.json, checked by the same schema and rules."""
     graph, findings = check_data(data, source, advisories=False)
     if graph is None:

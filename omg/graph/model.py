@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, get_args
 
 from omg.graph.durations import parse_duration
+from omg.graphdata import GraphData
 from omg.kinds import Cause
 
 Kind = Literal["agent", "shell", "gate"]
@@ -211,7 +211,7 @@ class Graph:
     secrets: tuple[str, ...] = ()  # environment variables whose values omg masks
     #: the fragments spliced in when the graph was loaded from its file (none from a snapshot)
     uses: tuple[FragmentUse, ...] = field(default=(), compare=False)
-    data: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    data: GraphData = field(default_factory=GraphData, compare=False, repr=False)
 
     # -- lookups ---------------------------------------------------------------
     @cached_property

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from omg.errors import GitError, Held, Hint, MovedOn
 from omg.git import RunRepo
@@ -99,9 +99,32 @@ def lapses(claim: Claim, times: Times = Times()) -> float:
     return min(claim.expires, claim.renewed + times.ttl_s) + times.skew_s
 
 
+class HolderRecord(TypedDict):
+    """``lease.json``'s holder: the process, its leg, its children's mark, its token."""
+
+    host: str
+    machine: str
+    pid: int
+    started: int
+    leg: int
+    mark: str
+    token: str
+
+
+class LeaseRecord(TypedDict):
+    """``lease.json``: who holds the run, since when renewed, until when, or released."""
+
+    schema: int
+    run_id: str
+    holder: HolderRecord
+    renewed_at: str
+    expires_at: str
+    released: bool
+
+
 def encode(run_id: str, holder: Holder, renewed: float, expires: float, released: bool) -> bytes:
     """``lease.json``: sorted keys, one line."""
-    record: dict[str, Any] = {
+    record: LeaseRecord = {
         "schema": SCHEMA,
         "run_id": run_id,
         "holder": {

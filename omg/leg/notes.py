@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Required, cast
 
 from omg.errors import GitError, StateError
 from omg.state import State
@@ -29,12 +29,21 @@ FIELDS: dict[str, frozenset[str]] = {
 ENVELOPE = frozenset({"event", "ts", "leg", "note"})
 
 
+class NoteEvent(EventFields, total=False):
+    """A note's event as recorded on its ref: its kind, time and leg, its id (``note``), its
+    fields (strings); the envelope's run id and seq are given when a leg folds it in."""
+
+    event: Required[EventKind]
+    ts: Required[str]
+    leg: Required[int]
+
+
 @dataclass(frozen=True)
 class Note:
     """One note as recorded: its id (its ref's last name) and the event it folds in as."""
 
     id: str
-    event: dict[str, Any]  # event, ts, leg (the leg it was noted in), note (= id), its fields
+    event: NoteEvent  # event, ts, leg (the leg it was noted in), note (= id), its fields
 
 
 def note(
@@ -52,7 +61,13 @@ def note(
     if not rundir.exists():
         raise StateError(f"no run {run_id!r} in {rundir.path.parent} to record {kind} on")
     legs = len(rundir.read_state()["legs"])
-    event = {"event": kind, "ts": now_iso(), "leg": max(1, legs), "note": note_id, **fields}
+    event: NoteEvent = {
+        "event": kind,
+        "ts": now_iso(),
+        "leg": max(1, legs),
+        "note": note_id,
+        **fields,
+    }
     data = _encode(rundir.mask.record(event))
     parse(note_id, data)  # a note this process could not fold back in is a bug: say it here
     return commits.record_note(note_id, data, what)
@@ -101,7 +116,7 @@ def parse(note_id: str, data: bytes) -> Note:
         raise ValueError(f"leg {leg!r} is not a leg number")
     if not all(isinstance(event[k], str) for k in event if k != "leg"):
         raise ValueError("its fields are strings")
-    return Note(note_id, event)
+    return Note(note_id, cast(NoteEvent, event))  # its kind, fields and leg checked above
 
 
 def pending(commits: RunCommits, warn: Callable[[str], None]) -> list[Note]:
@@ -149,5 +164,5 @@ def progress_seq(rundir: RunDir) -> int:
     return seq
 
 
-def _encode(event: dict[str, Any]) -> bytes:
+def _encode(event: NoteEvent) -> bytes:
     return (json.dumps(event, sort_keys=True, ensure_ascii=False) + "\n").encode()

@@ -8,13 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from omg import schedule
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import Hint, InputError, MovedOn, OmgError, RunFailed, StateError, UsageError
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
+from omg.graphdata import GraphData
 from omg.leg import decisions, notes
 from omg.leg.attempt import Context
 from omg.leg.deadline import Deadline
@@ -66,7 +67,7 @@ def leg_mask(env: Environment, graph: Graph, inputs: Mapping[str, str] | None = 
     return env.mask.plus(Masker.from_env(env.parent_env, graph.secrets)).plus(secret)
 
 
-def snapshot_mask(env: Environment, data: Mapping[str, Any]) -> Masker:
+def snapshot_mask(env: Environment, data: GraphData) -> Masker:
     """``leg_mask`` from a run's graph snapshot as it is (a note between legs checks no graph)."""
     names = [str(s) for s in data.get("secrets") or ()]
     specs = data.get("inputs")
@@ -141,7 +142,7 @@ def start_run(
         rec = Recorder(rundir, empty_state(), leg=1)
         sha = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
         start: EventFields = {
-            "graph": dict(graph.data),
+            "graph": {**graph.data},
             "graph_source": str(source),
             "graph_sha256": sha,
             "inputs": {k: MASK if k in graph.secret_inputs else v for k, v in inputs.items()},
@@ -349,7 +350,7 @@ def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:
 def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
     src = Path(state["graph_source"])
     spliced = state["graph"].get("resolved_from")
-    if isinstance(spliced, Mapping) and spliced:
+    if isinstance(spliced, Mapping) and spliced:  # a snapshot is data read back: still checked
         from omg.graph.fragmentfile import changed_sources
 
         for rel in changed_sources(src, spliced):

@@ -7,8 +7,9 @@ found later in events.jsonl. A field given as None is left out of the line.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Required, get_args
+from typing import Literal, Required, get_args
 
+from omg.graphdata import GraphData
 from omg.kinds import Cause, Outcome, Provenance
 from omg.records import CiRun, Fanout, PullRequestRecord
 from omg.spend import SpendFields
@@ -51,7 +52,7 @@ class EventFields(SpendFields, total=False):
     declarer: str | None
     description: str | None
     by: str
-    graph: dict[str, Any]
+    graph: GraphData
     graph_source: str
     graph_sha256: str
     inputs: dict[str, str]

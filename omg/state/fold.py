@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Literal, cast
 
-from omg.kinds import EXHAUSTED_GATE_SUFFIX, Ruling
-from omg.records import Dispatched, LegRecord, State
+from omg.kinds import EXHAUSTED_GATE_SUFFIX, Ruling, Verdict
+from omg.records import Dispatched, GateRecord, LegRecord, NodeRecord, State
 from omg.spend import LAST_REPORTED, Spend
 
 if TYPE_CHECKING:
@@ -18,7 +18,10 @@ EVENT_SCHEMA = 1
 
 
 #: Fields that are data about time or sessions; determinism compares everything else.
-VOLATILE_RECORD_FIELDS = ("duration_s", "session_id")
+VOLATILE_RECORD_FIELDS: tuple[Literal["duration_s", "session_id"], ...] = (
+    "duration_s",
+    "session_id",
+)
 VOLATILE_LEG_FIELDS = ("started", "finished")
 
 
@@ -102,9 +105,12 @@ def _clear_failed(st: State, ev: Event) -> None:
         if nid not in st["nodes"]:
             continue
         rec = _record(st, nid)
-        rec.update(verdict="", round=0)
-        for key in ("provenance", "cause", "judged", "awaiting"):
-            rec.pop(key, None)
+        rec["verdict"] = ""
+        rec["round"] = 0
+        rec.pop("provenance", None)
+        rec.pop("cause", None)
+        rec.pop("judged", None)
+        rec.pop("awaiting", None)
 
 
 def _legacy_rearm(st: State) -> tuple[list[str], list[str]]:
@@ -152,16 +158,15 @@ def _between(parents: Mapping[str, list[str]], target: str, declarer: str) -> se
     return {nid for nid, yes in on_path.items() if yes}
 
 
-def _record(st: State, nid: str) -> dict[str, Any]:
-    """The node's record, created pending; the fold edits records as plain dicts."""
-    rec: dict[str, Any] = st["nodes"].setdefault(  # type: ignore[assignment]
+def _record(st: State, nid: str) -> NodeRecord:
+    """The node's record, created pending."""
+    return st["nodes"].setdefault(
         nid,
         {"verdict": "", "round": 0, "attempts": 0, "cost_usd": 0.0, "cost_unknown": False},
     )
-    return rec
 
 
-def _spend(st: State, rec: dict[str, Any], ev: Event) -> None:
+def _spend(st: State, rec: NodeRecord, ev: Event) -> None:
     spend = Spend.of_event(ev)
     rec["cost_usd"] = round(rec["cost_usd"] + spend.cost_usd, 10)
     st["cost_usd"] = round(st["cost_usd"] + spend.cost_usd, 10)
@@ -186,9 +191,11 @@ def _node_retried(st: State, ev: Event) -> None:
         rec["retries"] = rec.get("retries", 0) + 1
     if ev.get("reason") == "feedback":
         # Arc fired: the declarer becomes a non-terminal marker of the round now beginning.
-        rec.update(
-            verdict="", round=ev["round"], cause=ev.get("cause"), detail=ev.get("detail", "")
-        )
+        plain = _plain(rec)
+        plain["verdict"] = ""
+        plain["round"] = ev["round"]
+        rec["cause"] = ev.get("cause")
+        plain["detail"] = ev.get("detail", "")
         rec.pop("provenance", None)
         st["hops"] += 1
         st["rounds"] = st.get("rounds", 0) + 1
@@ -196,23 +203,37 @@ def _node_retried(st: State, ev: Event) -> None:
         # A spent loop escalating to its implicit gate: it awaits that gate from here on (the
         # gate_paused that follows on one machine says the same; a fan-out job writes none).
         node = str(ev["node_id"])
-        rec.update(verdict="", awaiting=node + EXHAUSTED_GATE_SUFFIX, detail=ev.get("detail", ""))
+        _await(rec, node + EXHAUSTED_GATE_SUFFIX, ev)
 
 
-def _terminal(st: State, ev: Event, verdict: str) -> None:
+def _plain(rec: NodeRecord | LegRecord | GateRecord) -> dict[str, object]:
+    """The record itself, written key by key as an event says or trimmed (values as recorded)."""
+    return cast("dict[str, object]", rec)
+
+
+def _await(rec: NodeRecord, gate: str, ev: Event) -> None:
+    """The record awaits ``gate``: no verdict until it is decided."""
+    plain = _plain(rec)
+    plain["verdict"] = ""
+    rec["awaiting"] = gate
+    plain["detail"] = ev.get("detail", "")
+
+
+def _terminal(st: State, ev: Event, verdict: Verdict) -> None:
     _worktree(st, ev)
     rec = _record(st, ev["node_id"])
     _spend(st, rec, ev)
+    plain = _plain(rec)
     rec["verdict"] = verdict
-    rec["round"] = ev.get("round", 0)
+    plain["round"] = ev.get("round", 0)
     rec["attempts"] = rec.get("attempts", 0) + 1
     keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged")
     fields: Mapping[str, object] = ev
     for key in (*keys, *LAST_REPORTED, "permission_denials", "cli_version"):
         if key in ev:
-            rec[key] = fields[key]
+            plain[key] = fields[key]
         elif key in ("provenance", "cause", "judged", "permission_denials") and key in rec:
-            del rec[key]
+            del plain[key]
     rec.pop("awaiting", None)
 
 
@@ -230,7 +251,7 @@ def _gate_paused(st: State, ev: Event) -> None:
     declarer = ev.get("declarer")
     if declarer:  # an exhausted loop escalated to its implicit gate
         rec = _record(st, declarer)
-        rec.update(verdict="", awaiting=ev["node_id"], detail=ev.get("detail", ""))
+        _await(rec, ev["node_id"], ev)
 
 
 def _gate_decided(st: State, ev: Event) -> None:
@@ -293,19 +314,19 @@ _HANDLERS = {
 
 def stable_view(st: State) -> State:
     """``st`` without time and session data: what determinism promises to reproduce."""
-    out = cast(dict[str, Any], copy.deepcopy(st))
+    out = copy.deepcopy(st)
     for rec in out["nodes"].values():
         for k in VOLATILE_RECORD_FIELDS:
             rec.pop(k, None)
     for leg in out["legs"]:
-        for k in VOLATILE_LEG_FIELDS:
-            leg.pop(k, None)
+        for lk in VOLATILE_LEG_FIELDS:
+            _plain(leg).pop(lk, None)
     for gate in out["gates"].values():
-        gate.pop("at", None)
-    return cast(State, out)
+        _plain(gate).pop("at", None)
+    return out
 
 
-def diff(a: Mapping[str, Any], b: Mapping[str, Any], path: str = "") -> list[str]:
+def diff(a: object, b: object, path: str = "") -> list[str]:
     """Field-by-field differences between two JSON-like values, as ``path: a != b`` lines."""
     out: list[str] = []
     if isinstance(a, Mapping) and isinstance(b, Mapping):

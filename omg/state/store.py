@@ -129,7 +129,7 @@ def _state_is_valid() -> Check:
     return compile_schema(_state_schema())
 
 
-def _shape_problem(st: dict[str, Any]) -> str | None:
+def _shape_problem(st: State) -> str | None:
     """The first way ``st`` breaks schemas/state.schema.json (None when it does not).
 
     The compiled check answers a sound snapshot; jsonschema is imported only to explain damage.
@@ -481,7 +481,7 @@ class RunDir:
                 f"understands schema {STATE_SCHEMA}: it was written by a different omg version",
                 f"upgrade omg if another version wrote it; else {fix}",
             )  # fmt: skip
-        problem = _shape_problem(st)
+        problem = _shape_problem(cast(State, st))
         if problem is not None:
             raise Damaged(self.state_path, None, f"is damaged: {problem}", fix)
         return cast(State, st)
@@ -611,7 +611,7 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
             f"start the run again (`omg run GRAPH --run-id {rundir.run_id}`)",
         )  # fmt: skip
     if snapshot is None or state["seq"] != snapshot.state["seq"]:
-        problem = _shape_problem(cast(dict[str, Any], state))
+        problem = _shape_problem(state)
         if problem is not None:
             raise Damaged(
                 rundir.log_path, None, f"folds to a state that is damaged: {problem}",

@@ -13,7 +13,7 @@ the event schema too. A torn last line (a power loss mid-write) is refused as be
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from json.scanner import make_scanner
@@ -284,7 +284,7 @@ def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
     return ev
 
 
-def _envelope(ev: dict[str, Any], path: Path, line: int, n: int, run_id: str) -> None:
+def _envelope(ev: Mapping[str, object], path: Path, line: int, n: int, run_id: str) -> None:
     """Why the envelope of ``line`` (which must hold seq ``n``) is wrong: the first field
     that says so."""
     fix = events_fix(_run_dir(path))
@@ -316,7 +316,7 @@ def _envelope(ev: dict[str, Any], path: Path, line: int, n: int, run_id: str) ->
     raise Damaged(path, line, f"has no time (ts is {ev.get('ts')!r})", fix)
 
 
-def _leg(ev: dict[str, Any], path: Path, n: int, before: int) -> None:
+def _leg(ev: Mapping[str, object], path: Path, n: int, before: int) -> None:
     kind, leg = ev.get("event"), ev.get("leg")
     if kind == "run_started":
         problem = f"starts leg {leg!r} after leg {before}: legs are numbered 1, 2, 3… in order"
@@ -327,13 +327,13 @@ def _leg(ev: dict[str, Any], path: Path, n: int, before: int) -> None:
     raise Damaged(path, n, problem, events_fix(_run_dir(path)))
 
 
-def _node(ev: dict[str, Any], path: Path, n: int, legs: int) -> None:
+def _node(ev: Mapping[str, object], path: Path, n: int, legs: int) -> None:
     if ev.get("leg") != legs or not legs:
         _leg(ev, path, n, legs)
     raise Damaged(path, n, f"is a {ev.get('event')} without a node_id", events_fix(_run_dir(path)))
 
 
-def _off_schema(ev: dict[str, Any], path: Path, n: int) -> None:
+def _off_schema(ev: Mapping[str, object], path: Path, n: int) -> None:
     import jsonschema  # only to say why: the compiled check answered "not valid"
 
     schema = json.loads(_EVENT_SCHEMA_PATH.read_text("utf-8"))

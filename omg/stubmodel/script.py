@@ -19,7 +19,7 @@ class Turn:
 
     text: str = ""
     tool: str = ""
-    input: Mapping[str, Any] = field(default_factory=dict)
+    input: Mapping[str, object] = field(default_factory=dict)  # the tool input, as written
     usage: Mapping[str, int] = field(default_factory=dict)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
 from omg.stubmodel.script import Failure, Request, Rule, Script, Turn, unmatched_text
@@ -30,6 +30,58 @@ _ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+
+
+class Usage(TypedDict):
+    """A message's token usage, as the API reports it (the CLI prices the session by it)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+
+
+class TextBlock(TypedDict):
+    """A text content block."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ToolUseBlock(TypedDict):
+    """A tool call content block: the CLI runs the tool and asks again."""
+
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, object]  # the script's tool input, passed through as written
+
+
+class Message(TypedDict):
+    """An assistant message, as the Messages API answers one."""
+
+    id: str
+    type: Literal["message"]
+    role: Literal["assistant"]
+    model: str
+    content: list[TextBlock | ToolUseBlock]
+    stop_reason: str | None
+    stop_sequence: None
+    usage: Usage
+
+
+class ApiError(TypedDict):
+    """The error of an API error answer."""
+
+    type: str
+    message: str
+
+
+class ErrorBody(TypedDict):
+    """An API error answer's body."""
+
+    type: Literal["error"]
+    error: ApiError
 
 
 @dataclass
@@ -72,7 +124,7 @@ class StubModel:
         )
         return self.script.match(req), req
 
-    def message(self, rule: Rule | None, req: Request, model: str) -> dict[str, Any]:
+    def message(self, rule: Rule | None, req: Request, model: str) -> Message:
         """The assistant message a rule gives for this turn (the default when none matched)."""
         if rule is None:
             turn = Turn(text=unmatched_text(self.script, req))
@@ -80,7 +132,7 @@ class StubModel:
             turn = Turn()
         else:
             turn = rule.turns[min(req.turn, len(rule.turns) - 1)]
-        content: list[dict[str, Any]] = []
+        content: list[TextBlock | ToolUseBlock] = []
         if turn.text:
             content.append({"type": "text", "text": turn.text})
         if turn.tool:
@@ -89,7 +141,7 @@ class StubModel:
             content.append(
                 {"type": "tool_use", "id": tool_id, "name": turn.tool, "input": dict(turn.input)}
             )
-        usage = {
+        usage: Usage = {
             "input_tokens": int(turn.usage.get("input_tokens", max(1, len(req.prompt) // 4))),
             "output_tokens": int(
                 turn.usage.get(
@@ -148,7 +200,7 @@ def _first_user_text(messages: list[Any]) -> str:
     return ""
 
 
-def _error_body(fail: Failure) -> dict[str, Any]:
+def _error_body(fail: Failure) -> ErrorBody:
     kind = _ERROR_TYPES.get(fail.status, "api_error")
     return {
         "type": "error",
@@ -156,18 +208,18 @@ def _error_body(fail: Failure) -> dict[str, Any]:
     }
 
 
-def _sse(message: dict[str, Any]) -> Iterator[bytes]:
+def _sse(message: Message) -> Iterator[bytes]:
     """A message as the stream of events the API sends for it."""
 
-    def event(name: str, data: dict[str, Any]) -> bytes:
+    def event(name: str, data: Mapping[str, object]) -> bytes:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
-    start = {**message, "content": [], "stop_reason": None}
+    start: Message = {**message, "content": [], "stop_reason": None}
     start["usage"] = {**message["usage"], "output_tokens": 1}
     yield event("message_start", {"type": "message_start", "message": start})
     yield event("ping", {"type": "ping"})
     for i, block in enumerate(message["content"]):
-        opened: dict[str, Any]
+        opened: TextBlock | ToolUseBlock
         if block["type"] == "text":
             opened = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}

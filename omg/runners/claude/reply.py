@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from omg.kinds import Cause
 from omg.runners.base import Output
@@ -163,7 +163,7 @@ def parse_envelope(stdout: str) -> Envelope | None:
     return None if candidate is None else _envelope(candidate)
 
 
-def _pick(obj: Any) -> dict[str, Any] | None:
+def _pick(obj: Any) -> Mapping[str, object] | None:
     if isinstance(obj, list):
         for item in reversed(obj):
             picked = _pick(item) if isinstance(item, dict) else None
@@ -175,7 +175,7 @@ def _pick(obj: Any) -> dict[str, Any] | None:
     return None
 
 
-def _envelope(obj: Mapping[str, Any]) -> Envelope:
+def _envelope(obj: Mapping[str, object]) -> Envelope:
     result = obj.get("result")
     sid = obj.get("session_id")
     cost = obj.get("total_cost_usd")
@@ -236,17 +236,26 @@ def _error_text(e: Any) -> str:
     return json.dumps(e, sort_keys=True)
 
 
+class _Common(TypedDict):
+    """What every Output made from an envelope carries, whatever its verdict."""
+
+    session_id: str | None
+    spend: Spend
+    duration_s: float
+    denials: tuple[str, ...]
+
+
 def from_envelope(
     env: Envelope, res: ProcResult, started: str | None, budget: float | None
 ) -> Output:
     sid = env.session_id or started
     cost = env.cost_usd if env.cost_usd is not None else 0.0
-    common: dict[str, Any] = dict(
-        session_id=sid,
-        spend=Spend(cost, env.cost_usd is None, env.usage),
-        duration_s=res.duration_s,
-        denials=env.denials,
-    )
+    common: _Common = {
+        "session_id": sid,
+        "spend": Spend(cost, env.cost_usd is None, env.usage),
+        "duration_s": res.duration_s,
+        "denials": env.denials,
+    }
     if env.subtype == BUDGET_SUBTYPE or env.terminal_reason == "budget_exhausted":
         spent = "an unknown amount" if env.cost_usd is None else f"${env.cost_usd:.4f}"
         limit = "" if budget is None else f" of ${budget:.4f}"
