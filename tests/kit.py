@@ -60,6 +60,18 @@ def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:
     return path
 
 
+def headers(path: Path, key: str) -> list[str]:
+    """The values of ``# key: value`` lines in a case file's leading comment block."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        head, _, value = line[1:].strip().partition(":")
+        if head == key:
+            out.append(value.strip())
+    return out
+
+
 def read_events(run_dir: Path) -> list[dict[str, Any]]:
     """events.jsonl, then the chunks in events/ (a run past its first 128 events)."""
     paths = [run_dir / "events.jsonl", *sorted((run_dir / "events").glob("*.jsonl"))]

@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from kit import headers
 
 from omg.graph.findings import Finding
 from omg.graph.lint import lint_files
@@ -27,17 +28,6 @@ CASES = Path(__file__).parent / "fragments"
 INVALID = sorted(p for p in (CASES / "invalid").iterdir() if p.is_dir())
 VALID = sorted(p for p in (CASES / "valid").iterdir() if p.is_dir())
 GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
-
-
-def headers(path: Path, key: str) -> list[str]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            break
-        head, _, value = line[1:].strip().partition(":")
-        if head == key:
-            out.append(value.strip())
-    return out
 
 
 def checkout(case: Path, tmp_path: Path) -> Path:

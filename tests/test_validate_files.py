@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kit import headers
 
 from omg.graph.findings import Finding
 from omg.graph.load import check_file
@@ -20,17 +21,6 @@ from omg.graph.load import check_file
 CASES = Path(__file__).parent / "graphs"
 INVALID = sorted((CASES / "invalid").glob("*.yaml"))
 VALID = sorted((CASES / "valid").glob("*.yaml"))
-
-
-def headers(path: Path, key: str) -> list[str]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            break
-        head, _, value = line[1:].strip().partition(":")
-        if head == key:
-            out.append(value.strip())
-    return out
 
 
 def test_the_case_directories_hold_enough_cases() -> None:

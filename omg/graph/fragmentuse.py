@@ -78,16 +78,13 @@ def bindings(rec: SpliceRecord, site: Site, loaded: Loaded) -> dict[str, object]
     for k in given:
         if k not in declared:
             ok = False
-            rec.error(
-                site.file,
-                site.pos,
-                (*site.at, "with", k),
+            rec.at_site(
+                site,
+                ("with", k),
                 "with-unknown",
                 f'with: binds "{k}", which fragment "{loaded.name}" does not '
                 f"declare in substitutions: [{', '.join(declared)}] — fix the "
                 "name or remove it",
-                site.via,
-                site.uid,
             )
     for k in declared:
         if k not in given:
@@ -102,15 +99,12 @@ def bindings(rec: SpliceRecord, site: Site, loaded: Loaded) -> dict[str, object]
     for k in loaded.embedded:
         if k in given and (isinstance(given[k], (list, dict)) or given[k] is None):
             ok = False
-            rec.error(
-                site.file,
-                site.pos,
-                (*site.at, "with", k),
+            rec.at_site(
+                site,
+                ("with", k),
                 "with-not-scalar",
                 f'substitution point "{k}" is embedded in a longer string in '
                 f'fragment "{loaded.name}", so its bound value must be a scalar '
                 f"(text, number or boolean) — got {show(given[k])}",
-                site.via,
-                site.uid,
             )
     return dict(given) if ok else None

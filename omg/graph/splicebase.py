@@ -53,9 +53,10 @@ class SpliceRecord:
             Finding(file, line, severity, code, message, node, col, json_path(path), via)
         )
 
-    def at_site(self, site: Site, key: str, code: str, message: str) -> None:
-        """A finding at ``key`` of the using node ``site``."""
-        self.error(site.file, site.pos, (*site.at, key), code, message, site.via, site.uid)
+    def at_site(self, site: Site, key: str | tuple[str, ...], code: str, message: str) -> None:
+        """A finding at ``key`` (or the path of keys) of the using node ``site``."""
+        keys = (key,) if isinstance(key, str) else key
+        self.error(site.file, site.pos, (*site.at, *keys), code, message, site.via, site.uid)
 
     def place(
         self,
