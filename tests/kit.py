@@ -19,6 +19,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,6 +217,8 @@ class OmgProcess:
         fd_err, self._err = tempfile.mkstemp(prefix="omg-err-")
         os.close(fd_out)
         os.close(fd_err)
+        # its output files go with it, whether or not a test read them
+        self._remove = weakref.finalize(self, _unlink, self._out, self._err)
         self.args = ["omg", *args]
         self._proc = _forkserver().Process(
             target=_omg_child,
@@ -244,8 +247,7 @@ class OmgProcess:
         self.wait(timeout)
         if self._output is None:
             self._output = (Path(self._out).read_text(), Path(self._err).read_text())
-            os.unlink(self._out)
-            os.unlink(self._err)
+            self._remove()
         return self._output
 
     def send_signal(self, sig: int) -> None:
@@ -258,6 +260,12 @@ class OmgProcess:
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
+
+
+def _unlink(*paths: str) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 def spawn_omg(
