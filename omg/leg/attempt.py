@@ -26,6 +26,11 @@ from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
 QUOTE_LIMIT = 8000
+#: What a retry continuing a turn-limited session is told (the task is in its context already).
+CONTINUE_TEXT = (
+    "You stopped at your turn limit before finishing. Continue the same task from where you "
+    "stopped: your earlier work and files are as you left them."
+)
 
 
 class Workspace(Protocol):
@@ -172,8 +177,14 @@ def execute(
     prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
+        fork, resume_cost = True, (_session_cost(ctx, node) if resume else 0.0)
         text = base
-        if prev is not None and prev[1].judged and node.kind == "agent":
+        if prev is not None and node.kind == "agent" and _continues(prev[0], prev[1]):
+            # stopped at its turn limit: the same session goes on, its files and context kept
+            session, resume, fork = None, prev[0].session_id, False
+            resume_cost = prev[0].spend.session_cost_usd or 0.0
+            text = CONTINUE_TEXT
+        elif prev is not None and prev[1].judged and node.kind == "agent":
             text = base + quote_attempt(prev[0].result)
         if attempt == 1:
             _start(ctx, node, round_, session or resume, on_started)
@@ -189,7 +200,7 @@ def execute(
                 detail=prev[1].detail,
                 cost_usd=prev[0].spend.cost_usd,
                 cost_unknown=prev[0].spend.cost_unknown or None,
-                session_id=session,
+                session_id=session or resume,
             )
         inv = Invocation(
             node=node,
@@ -199,7 +210,8 @@ def execute(
             timeout_s=node.timeout_s,
             session_id=session,
             resume_session=resume,
-            resume_cost_usd=_session_cost(ctx, node) if resume else 0.0,
+            resume_cost_usd=resume_cost,
+            fork=fork,
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
         )
         if resume:
@@ -243,6 +255,11 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _continues(out: Output, j: Judgment) -> bool:
+    """Whether a retry of this attempt continues its session: it stopped at its turn limit."""
+    return j.cause == "turn_limit" and bool(out.session_id)
 
 
 def _start(
