@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,6 +40,10 @@ class Workspace(Protocol):
 
     def settle(self, node: Node, verdict: str, round_: int) -> EventFields:
         """Record what the node changed (a worktree commit); extra fields for its event."""
+        ...
+
+    def lane_trees(self, nodes: Iterable[Node]) -> dict[str, str]:
+        """The tree each lane these nodes run in holds now (the lanes this leg opened)."""
         ...
 
 

@@ -10,14 +10,17 @@ from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
+from omg.kinds import EXHAUSTED_GATE_SUFFIX, Cause
+from omg.leg import stall
 from omg.leg.attempt import Context, Result, execute
 from omg.schedule import LegResult
-from omg.state import State
+from omg.state import NO_RECORD, State
 from omg.state.events import Event, EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
 Stop = Literal["halt", "gate", "leg_budget"]
 FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its exhausted gate
+REPEATED_LIMIT = 300  # characters of a stalled loop's repeated findings quoted in its detail
 
 
 @dataclass(frozen=True)
@@ -258,14 +261,25 @@ class Leg:
                 self.graph, st["nodes"], res.node_id, cause, res.judged, st["hops"]
             )
         )
+        final_cause: Cause | None = res.cause
         if decision.action == "fire":
-            rd.write_payload(rd.feedback(res.node_id), res.payload)
-            spent["round"] = decision.round
-            rec.emit(
-                "node_retried", spent, reason="feedback", cause=res.cause, detail=decision.detail
-            )
-            self._hook(res.node_id, "", decision.round)
-            return
+            why, trees = self._stalled(node, res)
+            if not why:
+                rd.write_payload(rd.feedback(res.node_id), res.payload)
+                spent["round"] = decision.round
+                if trees:
+                    spent["lane_trees"] = trees
+                rec.emit(
+                    "node_retried",
+                    spent,
+                    reason="feedback",
+                    cause=res.cause,
+                    detail=decision.detail,
+                )
+                self._hook(res.node_id, "", decision.round)
+                return
+            decision = self._no_progress(node, decision, why, res.payload)
+            final_cause = "no_progress"
         detail = res.detail
         if decision.action in ("exhausted", "hop_cap"):
             # The latest verdict always wins: a round a human buys later (--retry-failed) starts
@@ -277,7 +291,7 @@ class Leg:
                 else (f"{decision.detail}; {res.detail}")
             )
         if decision.gate is not None:
-            rec.emit("node_retried", spent, reason="exhausted", cause=res.cause, detail=detail)
+            rec.emit("node_retried", spent, reason="exhausted", cause=final_cause, detail=detail)
             if self.opts.pause_idle:  # else the loop awaits its gate; the fold pauses there
                 self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
             else:
@@ -287,11 +301,44 @@ class Leg:
             "node_failed",
             common,
             verdict="FAIL",
-            cause=res.cause,
+            cause=final_cause,
             judged=res.judged,
             detail=detail,
         )
         self._hook(res.node_id, "FAIL", res.round)
+
+    def _stalled(self, node: Node, res: Result) -> tuple[str, dict[str, str]]:
+        """Why the round that just failed made no progress ("" if it did), and the lane trees
+        of its re-run path now (what the next round is compared with)."""
+        fb = node.feedback
+        body = [self.graph.node(n) for n in self.graph.arcs.get(node.id, ())]
+        trees = self.ctx.workspace.lane_trees(body)
+        if fb is None or not fb.stop_on_no_progress:
+            return "", trees
+        rec = self.ctx.recorder.read(lambda st: st["nodes"].get(node.id, NO_RECORD))
+        if not rec.get("round"):  # the loop's first verdict: no round before it to compare
+            return "", trees
+        path = self.ctx.rundir.feedback(node.id)
+        previous = path.read_text(encoding="utf-8", errors="replace") if path.exists() else None
+        return stall.stalled(previous, res.payload, rec.get("lane_trees"), trees), trees
+
+    def _no_progress(
+        self, node: Node, fired: schedule.FeedbackDecision, why: str, findings: str
+    ) -> schedule.FeedbackDecision:
+        """A stalled loop escalates as an exhausted one does, saying what repeated."""
+        fb = node.feedback
+        assert fb is not None
+        spent = fired.round - 1
+        repeated = " ".join(findings.split())
+        if len(repeated) > REPEATED_LIMIT:
+            repeated = repeated[:REPEATED_LIMIT] + " …"
+        detail = (
+            f"no_progress: round {spent} of {fb.rerun} → {node.id} changed nothing — {why}; "
+            f"the loop stops with {fb.max - spent} of {fb.max} round(s) unspent "
+            f"(feedback.stop_on_no_progress: false spends them); repeated: {repeated or '(empty)'}"
+        )
+        gate = node.id + EXHAUSTED_GATE_SUFFIX if fb.on_exhausted == "gate" else None
+        return schedule.FeedbackDecision("exhausted", spent, detail, gate)
 
     def _hook(self, node_id: str, verdict: str, round_: int) -> None:
         if self.on_settled is not None:
