@@ -8,6 +8,10 @@ from pathlib import Path
 
 from kit import omg_call
 
+from omg.cli import report
+from omg.graph.load import graph_from_snapshot
+from omg.state.store import RunDir
+
 from .helpers import child_env, events, git_checkout, run_path, state
 
 # The implementer changes its lane every round; the reviewer says the same thing each time,
@@ -93,6 +97,15 @@ def test_a_reviewer_repeating_its_finding_stops_the_loop_after_the_second_identi
     st = state(rd)
     assert st["nodes"]["review"]["cause"] == "no_progress"
     assert st["status"] == "failed"
+    # the ledger of `omg status`, and the sticky comment, say why the loop stopped
+    shown = omg_call("status", "r", cwd=rd.parents[2], env=child_env())
+    assert "no_progress: round 1 of impl → review changed nothing" in shown.stdout
+    stored = RunDir(rd)
+    snap = stored.read_state()
+    graph = graph_from_snapshot(snap["graph"], snap["graph_source"])
+    sticky = report.comment(graph, snap, list(stored.read_events()), report.Situation("failed"),
+                            report.Links(), 7)  # fmt: skip
+    assert "no_progress: round 1 of impl → review changed nothing" in sticky
 
 
 def test_an_implementer_that_changes_nothing_stops_the_loop(tmp_path: Path) -> None:
