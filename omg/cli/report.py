@@ -58,6 +58,8 @@ def marker(number: int, graph_name: str) -> str:
     return f"<!-- omg:sticky pr={number} graph={marker_value(graph_name)} -->"
 
 
+#: The characters of a person's guidance the report quotes.
+GUIDANCE_SHOWN = 500
 #: The ledger columns that hold text from outside omg (node ids, failure details).
 _UNTRUSTED = {"NODE", "DETAIL"}
 
@@ -181,6 +183,11 @@ def markdown(
     ]
     if sit.note:
         parts.append(f"> {code(sit.note)}")
+    if state.get("guidance"):  # a person's words: shown as a code span, never as Markdown
+        said = state.get("guidance", "")
+        said = said if len(said) <= GUIDANCE_SHOWN else said[:GUIDANCE_SHOWN] + " …"
+        by = state.get("guidance_by") or "someone"
+        parts.append(f"**Guidance** given by {code(by)}: {code(said)}")
     parts += [
         f"**Spent:** {cost} over {len(state['legs'])} leg(s).",
         _table(graph, events, rows),

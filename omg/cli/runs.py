@@ -170,8 +170,10 @@ def resume(
     by_node: bool = False,
     rehearse: Path | None = None,
     inputs: Mapping[str, str] | None = None,
+    guidance: str | None = None,
 ) -> int:
     from omg.github import actor
+    from omg.leg.decisions import Guidance
 
     check_run_id(run_id)
     if fetch:
@@ -185,6 +187,9 @@ def resume(
     if gate:
         who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
+    words = None
+    if guidance is not None:
+        words = Guidance(guidance, by or actor(os.environ) or _os_user())
 
     opts = LegOptions(concurrency, max_minutes, max_nodes)
 
@@ -195,7 +200,9 @@ def resume(
         if env.commits is not None:
             env.commits.fetched_from = fetch  # a live lease there refuses this leg too
         print(f"Resuming run {run_id!r}", file=sys.stderr)
-        end = resume_run(run_id, env, opts, retry_failed=retry_failed, decision=decision)
+        end = resume_run(
+            run_id, env, opts, retry_failed=retry_failed, decision=decision, guidance=words
+        )
     return _report(end, runs_dir, by_node)
 
 

@@ -13,7 +13,7 @@ VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status")
 
 USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
-    "`/omg retry` or `/omg status`"
+    "`/omg retry [guidance]` or `/omg status`"
 )
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
 
@@ -27,6 +27,9 @@ class Command:
     ref: str = ""  # the short state commit shown in the sticky comment ('' when not named)
     reason: str = ""
     text: str = ""  # the line as written, for the record
+    #: ``/omg retry <guidance>``: the words after ``retry`` (that line and the lines below it),
+    #: given to the re-armed nodes as ``{{ guidance }}``
+    guidance: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,9 @@ class Malformed:
 
 def parse(body: str) -> Command | Malformed | None:
     """The command of a comment; None when its first non-blank line is not addressed to omg."""
-    line = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    lines = body.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
+    line = lines[first].strip() if lines else ""
     words = line.split()
     if not words or words[0].lower() != "/omg":
         return None
@@ -49,8 +54,12 @@ def parse(body: str) -> Command | Malformed | None:
         return Malformed(line, f"{what}; omg understands {USAGE}")
     verb: Verb = words[1].lower()  # type: ignore[assignment]
     rest = words[2:]
-    if verb in ("retry", "status"):
+    if verb == "status":
         return Command(verb, text=line)
+    if verb == "retry":
+        said = line.split(None, 2)[2] if len(words) > 2 else ""
+        guidance = "\n".join([said, *lines[first + 1 :]]).strip()
+        return Command(verb, text=line, guidance=guidance)
     if not rest:
         return Malformed(line, f"{code('/omg ' + verb)} needs the gate to decide: {USAGE}")
     gate, rest = rest[0], rest[1:]

@@ -102,6 +102,8 @@ class Renderer:
             if tok.ref not in self.ctx.inputs:
                 raise ResolveError(f"cannot resolve {tok.text}: no such input was provided")
             return self.ctx.inputs[tok.ref]
+        if tok.kind == "guidance":
+            return str(self.ctx.recorder.read(lambda st: st.get("guidance", "")))
         if tok.kind == "feedback":
             path = self.ctx.rundir.feedback(tok.ref)
             return path.read_text(encoding="utf-8") if path.exists() else ""
