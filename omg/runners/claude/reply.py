@@ -122,7 +122,9 @@ def refused(res: ProcResult, started: str | None) -> Output:
     if "root" in low and ("dangerously-skip-permissions" in low or "bypass" in low):
         hint = (
             "claude refuses bypassPermissions as root (common in CI containers): run the job as "
-            "a non-root user, or use permission_mode acceptEdits / dontAsk with allowed_tools"
+            "a non-root user; in a throwaway container or VM only, give the node env: "
+            "{IS_SANDBOX: '1'} (the CLI's way out for sandboxes); or use permission_mode "
+            "acceptEdits / dontAsk with allowed_tools"
         )
     elif "no conversation found" in low:
         hint = SESSION_HINT
