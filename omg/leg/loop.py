@@ -175,7 +175,8 @@ class Leg:
             desc = (
                 f"{detail or f'the feedback loop of {declarer} is exhausted'}\n"
                 f"Approve to accept the work as it stands, reject to fail {declarer}, or "
-                f"resume with --retry-failed for a fresh set of rounds.\n"
+                f"resume with --retry-failed for a fresh set of rounds (--guidance TEXT, or "
+                f"`/omg retry TEXT` on a pull request, gives the rounds your words).\n"
                 f"Last findings of {declarer}:\n{findings.strip() or '(none recorded)'}"
             )
         self.ctx.recorder.emit(
@@ -281,7 +282,10 @@ class Leg:
             decision = self._no_progress(node, decision, why, res.payload)
             final_cause = "no_progress"
         detail = res.detail
-        if decision.action in ("exhausted", "hop_cap"):
+        if final_cause == "no_progress":  # its detail quotes what repeated already
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
+            detail = decision.detail
+        elif decision.action in ("exhausted", "hop_cap"):
             # The latest verdict always wins: a round a human buys later (--retry-failed) starts
             # from these findings, not from the round before them.
             rd.write_payload(rd.feedback(res.node_id), res.payload)

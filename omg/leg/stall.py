@@ -33,13 +33,14 @@ def stalled(
     ``trees_then`` the trees of the re-run path's lanes when that round began (None: not
     recorded), ``trees_now`` the same lanes' trees now.
     """
+    why = []
     if trees_then and trees_now and dict(trees_then) == dict(trees_now):
         lanes = ", ".join(sorted(trees_now))
-        return (
+        why.append(
             f"the re-run path left its lane{'s' if len(trees_now) > 1 else ''} ({lanes}) "
             "exactly as the previous round did (the same tree)"
         )
     before = "" if previous is None else normalized(previous)
     if before and before == normalized(findings):
-        return "the findings repeat the previous round's (same text after normalising)"
-    return ""
+        why.append("the findings repeat the previous round's (same text after normalising)")
+    return ", and ".join(why)

@@ -154,3 +154,21 @@ def test_a_stalled_loop_with_a_gate_pauses_there_showing_the_repeated_finding(
     assert "no_progress" in str(paused["description"])
     assert "The readme IS   missing" in str(paused["description"])
     assert "review.exhausted" in said and "no_progress" in said
+
+
+def test_a_person_sends_a_stalled_loop_on_with_guidance_from_its_gate(tmp_path: Path) -> None:
+    graph = REPEATING.replace("max: 5}", "max: 5, on_exhausted: gate}").replace(
+        "    run: |\n      n=$(cat count",
+        "    run: |\n      grep -q ship .omg/worktrees/r/lane/said.txt 2>/dev/null && exit 0\n"
+        "      n=$(cat count",
+    ).replace("> last-review.txt", "> last-review.txt\n      printf '%s' {{ guidance }} > said.txt")
+    code, rd, said = run(tmp_path, graph)
+    assert code == 4, said
+    assert "omg resume r --retry-failed --guidance TEXT" in said
+    root = rd.parents[2]
+    again = omg_call("resume", "r", "--retry-failed", "--guidance", "ship it as it is",
+                     cwd=root, env=child_env())  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    evs = events(rd)
+    assert rounds(evs, "review") == [0, 1, 0]  # the loop's fresh rounds began with the words
+    assert (root / ".omg/worktrees/r/lane/said.txt").read_text() == "ship it as it is"
