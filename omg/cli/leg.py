@@ -143,6 +143,9 @@ class Job(CiJob):
             )
             if isinstance(verdict, Refuse):
                 return self.refuse(rid, t.number, t.comment_id, t.login, cmd, verdict.why)
+            unfit = Guidance(cmd.guidance, t.login).problem() if cmd.guidance else ""
+            if unfit:  # words no node may be given: answered, and nothing runs
+                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, unfit)
             if isinstance(verdict, AlreadyApplied) and verdict.busy:
                 # on record, and a leg carries it on: that leg is left alone
                 self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")

@@ -3,6 +3,7 @@ two racing legs of one run end with exactly one advancing, `/omg retry` re-runs 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from .kit import RESUME, Repo, Running
@@ -214,3 +215,17 @@ def test_the_dispatch_guidance_input_rearms_the_failed_node_with_its_words(githu
     [leg2] = [e for e in gh.run_events(rid) if e["event"] == "run_started" and e["leg"] == 2]
     assert leg2["guidance"] == "try v2" and leg2["guidance_by"]
     assert gh.node_starts(rid) == ["check", "check"]
+
+
+def test_retry_guidance_no_node_may_be_given_is_refused_and_answered(github: Make) -> None:
+    gh = github(GUIDED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    rid = gh.run("pull_request", gh.pr_event("opened", 2)).outputs["run-id"]
+    words = "x" * 8001
+    done = gh.run("issue_comment", gh.comment_event(2, f"/omg retry {words}", "octocat", "MEMBER"))
+    assert done.rc == 1 and done.outputs["status"] == "failed", done.stderr  # as it stood
+    assert gh.node_starts(rid) == ["check"]  # nothing re-ran
+    [note] = [n for key, n in gh.notes(rid).items() if key.startswith("refused-c")]
+    assert "more than the 8,000 omg takes" in json.dumps(note)
+    answers = [c["body"] for c in gh.api.comments_on(2) if "omg:reply" in c["body"]]
+    assert len(answers) == 1 and "more than the 8,000 omg takes" in answers[0]
