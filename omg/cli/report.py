@@ -125,7 +125,8 @@ def answer(key: str, login: str, text: str) -> str:
 def gate_commands(gate: str, ref: str) -> str:
     short = f" @{ref[:7]}" if ref else ""
     one = " ".join(gate.split())
-    return fence(f"/omg approve {one}{short}\n/omg reject {one}{short} <reason>\n")
+    again = "/omg retry <guidance>\n" if gate.endswith(EXHAUSTED_GATE_SUFFIX) else ""
+    return fence(f"/omg approve {one}{short}\n/omg reject {one}{short} <reason>\n{again}")
 
 
 def _headline(graph: Graph, state: State, sit: Situation) -> str:
@@ -149,7 +150,10 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
     if sit.next == "dispatch":
         return "**Next:** the next leg was dispatched; this comment updates when it ends."
     if sit.status == "failed":
-        return "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes."
+        return (
+            "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes "
+            "(`/omg retry <guidance>` gives them your words as `{{ guidance }}`)."
+        )
     if sit.status == "superseded":
         return "**Next:** nothing here; the run for the new head reports below or in its comment."
     return "**Next:** nothing; the run is settled."

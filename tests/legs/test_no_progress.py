@@ -154,6 +154,13 @@ def test_a_stalled_loop_with_a_gate_pauses_there_showing_the_repeated_finding(
     assert "no_progress" in str(paused["description"])
     assert "The readme IS   missing" in str(paused["description"])
     assert "review.exhausted" in said and "no_progress" in said
+    stored = RunDir(rd)
+    snap = stored.read_state()
+    graph = graph_from_snapshot(snap["graph"], snap["graph_source"])
+    sit = report.Situation("paused", "review.exhausted", "a" * 40, next="gate")
+    sticky = report.comment(graph, snap, list(stored.read_events()), sit, report.Links(), 7)
+    assert "/omg approve review.exhausted @aaaaaaa\n/omg reject" in sticky
+    assert "/omg retry <guidance>" in sticky  # fresh rounds, with the person's words
 
 
 def test_a_person_sends_a_stalled_loop_on_with_guidance_from_its_gate(tmp_path: Path) -> None:
