@@ -10,7 +10,7 @@ from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
-from omg.kinds import EXHAUSTED_GATE_SUFFIX, Cause
+from omg.kinds import Cause
 from omg.leg import stall
 from omg.leg.attempt import Context, Result, execute
 from omg.schedule import LegResult
@@ -20,7 +20,6 @@ from omg.state.events import Event, EventFields
 #: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
 Stop = Literal["halt", "gate", "leg_budget"]
 FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its exhausted gate
-REPEATED_LIMIT = 300  # characters of a stalled loop's repeated findings quoted in its detail
 
 
 @dataclass(frozen=True)
@@ -279,7 +278,7 @@ class Leg:
                 )
                 self._hook(res.node_id, "", decision.round)
                 return
-            decision = self._no_progress(node, decision, why, res.payload)
+            decision = stall.escalation(node, decision, why, res.payload)
             final_cause = "no_progress"
         detail = res.detail
         if final_cause == "no_progress":  # its detail quotes what repeated already
@@ -325,24 +324,6 @@ class Leg:
         path = self.ctx.rundir.feedback(node.id)
         previous = path.read_text(encoding="utf-8", errors="replace") if path.exists() else None
         return stall.stalled(previous, res.payload, rec.get("lane_trees"), trees), trees
-
-    def _no_progress(
-        self, node: Node, fired: schedule.FeedbackDecision, why: str, findings: str
-    ) -> schedule.FeedbackDecision:
-        """A stalled loop escalates as an exhausted one does, saying what repeated."""
-        fb = node.feedback
-        assert fb is not None
-        spent = fired.round - 1
-        repeated = " ".join(findings.split())
-        if len(repeated) > REPEATED_LIMIT:
-            repeated = repeated[:REPEATED_LIMIT] + " …"
-        detail = (
-            f"no_progress: round {spent} of {fb.rerun} → {node.id} changed nothing — {why}; "
-            f"the loop stops with {fb.max - spent} of {fb.max} round(s) unspent "
-            f"(feedback.stop_on_no_progress: false spends them); repeated: {repeated or '(empty)'}"
-        )
-        gate = node.id + EXHAUSTED_GATE_SUFFIX if fb.on_exhausted == "gate" else None
-        return schedule.FeedbackDecision("exhausted", spent, detail, gate)
 
     def _hook(self, node_id: str, verdict: str, round_: int) -> None:
         if self.on_settled is not None:

@@ -1,15 +1,23 @@
-"""A stalled loop: whether a feedback round changed nothing (findings or lanes), pure."""
+"""A stalled loop: whether a feedback round changed nothing (findings or lanes), and what it
+does instead of another round — pure."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
+from omg.graph.model import Node
+from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.schedule import FeedbackDecision
+
 #: Markdown decoration dropped before findings are compared: a line's heading, quote and list
 #: marks, then every emphasis, code, strike and table character anywhere.
 _LINE_MARKS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+|\d{1,9}[.)][ \t]+)+", re.M)
 _INLINE_MARKS = re.compile(r"[*_`~|]")
 _SPACE = re.compile(r"\s+")
+#: The reason given when the findings repeat (the detail then quotes them as what repeated).
+FINDINGS_REPEAT = "the findings repeat the previous round's (same text after normalising)"
+REPEATED_LIMIT = 300  # characters of a stalled loop's findings quoted in its detail
 
 
 def normalized(findings: str) -> str:
@@ -42,5 +50,24 @@ def stalled(
         )
     before = "" if previous is None else normalized(previous)
     if before and before == normalized(findings):
-        why.append("the findings repeat the previous round's (same text after normalising)")
+        why.append(FINDINGS_REPEAT)
     return ", and ".join(why)
+
+
+def escalation(node: Node, fired: FeedbackDecision, why: str, findings: str) -> FeedbackDecision:
+    """What a stalled loop does instead of the round ``fired`` would begin: escalate as an
+    exhausted loop does (its gate, or the declarer fails), saying why and what repeated."""
+    fb = node.feedback
+    assert fb is not None
+    spent = fired.round - 1
+    quoted = " ".join(findings.split())
+    if len(quoted) > REPEATED_LIMIT:
+        quoted = quoted[:REPEATED_LIMIT] + " …"
+    label = "repeated" if FINDINGS_REPEAT in why else "its findings"
+    detail = (
+        f"no_progress: round {spent} of {fb.rerun} → {node.id} changed nothing — {why}; "
+        f"the loop stops with {fb.max - spent} of {fb.max} round(s) unspent "
+        f"(feedback.stop_on_no_progress: false spends them); {label}: {quoted or '(empty)'}"
+    )
+    gate = node.id + EXHAUSTED_GATE_SUFFIX if fb.on_exhausted == "gate" else None
+    return FeedbackDecision("exhausted", spent, detail, gate)
