@@ -93,6 +93,7 @@ class NodeData(TypedDict, total=False):
     budget_usd: int | float
     idle_timeout: Duration
     max_turns: int
+    budget_tokens: int
 
 
 class GraphData(TypedDict, total=False):
@@ -107,6 +108,7 @@ class GraphData(TypedDict, total=False):
     max_hops: int
     approvers: list[str]
     secrets: list[str]
+    prices: dict[str, dict[str, int | float]]
     fragments: str
     resolved_from: dict[str, str]
     nodes: list[NodeData]

@@ -153,6 +153,7 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
         )
     if (
         n.kind == "agent"
+        and n.runtime != "codex"  # codex has no tool allow-list: its sandbox bounds it
         and n.allowed_tools is None
         and sc.verify is None
         and n.permission_mode != "bypassPermissions"
@@ -190,6 +191,7 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
             )
     yield from _session(graph, at, n)
     yield from _grants(at, n)
+    yield from _unpriced(graph, at, n)
 
 
 #: Commands whose bare grant also allows destructive verbs: (what it allows, narrower grants).
@@ -229,6 +231,24 @@ def _grants(at: Locator, n: Node) -> Iterator[Finding]:
             f"allowed_tools.{i}",
             severity="warning",
         )
+
+
+def _unpriced(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
+    """A dollar budget on a codex node the graph gives no price for: codex reports tokens."""
+    if n.kind != "agent" or n.runtime != "codex":
+        return
+    key = n.model or "default"
+    if key in graph.prices or (n.budget_usd is None and graph.budget_usd is None):
+        return
+    yield at.finding(
+        "unpriced-budget",
+        f"budget_usd cannot be enforced for this codex node: codex reports tokens, not "
+        f"dollars, and prices: has no entry {key!r}; add prices: {{{key}: {{input: …, "
+        "output: …}}}} (USD per million tokens), or hold it to budget_tokens: N",
+        n.id,
+        "budget_usd" if n.budget_usd is not None else "",
+        severity="warning",
+    )
 
 
 def _session(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:

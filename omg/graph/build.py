@@ -164,6 +164,7 @@ def node_from_data(raw: NodeData) -> Node:
         budget_usd=None if budget is None else _float(budget),
         idle_timeout=_duration_text(raw.get("idle_timeout"), DEFAULT_IDLE_TIMEOUT),
         max_turns=_int_or_none(raw.get("max_turns")),
+        budget_tokens=_int_or_none(raw.get("budget_tokens")),
     )
 
 
@@ -184,6 +185,10 @@ def graph_from_data(data: GraphData) -> Graph:
         max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
         approvers=tuple(str(a) for a in data.get("approvers") or ()),
         secrets=tuple(str(s) for s in data.get("secrets") or ()),
+        prices={
+            str(m): {str(k): float(v) for k, v in (r or {}).items()}
+            for m, r in (data.get("prices") or {}).items()
+        },
         nodes=tuple(node_from_data(n) for n in nodes),
         data=data,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, get_args
@@ -24,7 +25,7 @@ RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
 #: The runtime an agent node gets when it names none.
 DEFAULT_RUNTIME: Runtime = "claude"
 #: Runtimes a graph may name that no omg runs yet (lint refuses them).
-RESERVED_RUNTIMES: tuple[Runtime, ...] = ("codex",)
+RESERVED_RUNTIMES: tuple[Runtime, ...] = ()
 
 DEFAULT_TIMEOUT = "20m"
 #: An agent that prints nothing and writes nothing to its transcript this long is stuck.
@@ -151,6 +152,7 @@ class Node:
     budget_usd: float | None = None
     idle_timeout: str = DEFAULT_IDLE_TIMEOUT  # agent nodes: killed as stuck after this silence
     max_turns: int | None = None  # agent nodes: claude --max-turns
+    budget_tokens: int | None = None  # agent nodes: most tokens one attempt may use
 
     @property
     def timeout_s(self) -> float:
@@ -210,6 +212,8 @@ class Graph:
     on_fail: OnFail = "halt"
     budget_usd: float | None = None
     max_hops: int = DEFAULT_MAX_HOPS
+    #: USD per million tokens by model ("input", "cached_input", "output"), for codex
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict, compare=False)
     approvers: tuple[str, ...] = ()  # GitHub logins who alone may decide gates (empty: writers)
     secrets: tuple[str, ...] = ()  # environment variables whose values omg masks
     #: the fragments spliced in when the graph was loaded from its file (none from a snapshot)

@@ -121,6 +121,8 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
             f'runtime "{n.runtime}" is reserved for a later omg and cannot run in this one; '
             f"use runtime: {DEFAULT_RUNTIME} (the default) or drop the key",
         )
+    if n.kind == "agent" and n.runtime == "codex":
+        yield from _codex(n)
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")
     if sc.verify is not None:
@@ -255,6 +257,26 @@ def _handoff(graph: Graph, n: Node, at: Locator, i: int) -> Iterator[Finding]:
                 "records no agent session to resume; use handoff: artifact"
             )
     yield at.finding("handoff-session", msg, n.id, "handoff", index=i)
+
+
+#: What a codex node cannot have: claude's settings with no codex meaning, and the fix.
+_CLAUDE_ONLY = (
+    ("agent", "agent: names a claude subagent (.claude/agents/); codex has none — drop agent:"),
+    (
+        "allowed_tools",
+        "allowed_tools is claude's tool grammar (Bash(make test), Write…); codex has no tool "
+        "allow-list, its sandbox bounds it — drop allowed_tools and set permission_mode (plan "
+        "= read-only, the default = workspace-write, bypassPermissions = danger-full-access)",
+    ),
+    ("max_turns", "max_turns is claude's --max-turns; codex has no turn limit — drop max_turns"),
+)
+
+
+def _codex(n: Node) -> Iterator[tuple[str, str, str]]:
+    """A codex node's fields that only claude understands."""
+    for field, why in _CLAUDE_ONLY:
+        if getattr(n, field) is not None:
+            yield "codex-field", field, f"runtime: codex with {why}"
 
 
 def _worktrees(graph: Graph, at: Locator) -> Iterator[Finding]:

@@ -219,6 +219,7 @@ def execute(
             resume_cost_usd=resume_cost,
             fork=fork,
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
+            prices=ctx.graph.prices,
         )
         if resume:
             transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
@@ -247,12 +248,13 @@ def execute(
                     f"${node.budget_usd:.4f} budgeted (over by ${over:.4f})"
                 ),
             )
+        j = _over_tokens(node, out, j)
         action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.deadline.left())
         if action == "final":
-            return _result(node, round_, out, j, attempt - 1, session or resume)
+            return _result(node, round_, out, j, attempt - 1, out.session_id or session or resume)
         prev = (out, j)
         if action == "defer":
-            res = _result(node, round_, out, j, attempt - 1, session or resume)
+            res = _result(node, round_, out, j, attempt - 1, out.session_id or session or resume)
             detail = (
                 f"retry deferred to the next leg: another attempt ({node.timeout} timeout) "
                 f"would not finish inside this leg's time budget; {j.detail}"
@@ -261,6 +263,20 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _over_tokens(node: Node, out: Output, j: Judgment) -> Judgment:
+    """A passing attempt that used more tokens than the node's ``budget_tokens`` fails."""
+    if not j.passed or node.budget_tokens is None:
+        return j
+    used = out.spend.usage.get("input_tokens", 0) + out.spend.usage.get("output_tokens", 0)
+    if used <= node.budget_tokens:
+        return j
+    detail = (
+        f'node "{node.id}" exceeded budget_tokens: {used} tokens used vs {node.budget_tokens} '
+        f"budgeted (over by {used - node.budget_tokens})"
+    )
+    return Judgment(False, "budget_exceeded", False, detail=detail)
 
 
 def _continues(out: Output, j: Judgment) -> bool:

@@ -33,6 +33,9 @@ class Invocation:
     #: retry of an attempt stopped at its turn limit: the same session, files and context)
     fork: bool = True
     budget_usd: float | None = None
+    #: USD per million tokens by model (the graph's ``prices:``), for runtimes that report
+    #: tokens, not dollars (codex)
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

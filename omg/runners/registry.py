@@ -11,9 +11,10 @@ from omg.runners.base import Runner
 def default_runners() -> dict[str, Runner]:
     """One runner per kind a node can name (``shell``, and each agent runtime)."""
     from omg.runners.claude import ClaudeRunner
+    from omg.runners.codex import CodexRunner
     from omg.runners.shell import ShellRunner
 
-    return {"shell": ShellRunner(), "claude": ClaudeRunner()}
+    return {"shell": ShellRunner(), "claude": ClaudeRunner(), "codex": CodexRunner()}
 
 
 def agent_runtimes() -> tuple[str, ...]:

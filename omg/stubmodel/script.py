@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from omg.errors import GraphError
 
-Condition = Literal["node", "round", "attempt", "prompt", "call"]
+Condition = Literal["node", "round", "attempt", "prompt", "call", "runtime"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Rule:
     error: Failure | None = None
     hang_s: float = 0.0  # wait this long before answering (a stuck API, for watchdogs)
     empty: bool = False  # answer with no content at all
+    runtime: str | None = None  # only requests of this runtime's API (claude, codex)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Request:
     prompt: str
     turn: int
     call: int
+    runtime: str = "claude"  # which API asked: claude (Messages) or codex (Responses)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ def misses(rule: Rule, req: Request) -> list[str]:
         out.append(f"a prompt matching /{rule.prompt.pattern}/")
     if rule.call and req.call not in rule.call:
         out.append(f"call {', '.join(map(str, rule.call))} (this is call {req.call})")
+    if rule.runtime is not None and rule.runtime != req.runtime:
+        out.append(f"runtime {rule.runtime} (this is {req.runtime})")
     return out
 
 
@@ -154,6 +158,7 @@ def build(data: Any, source: str) -> Script:
                 ),
                 hang_s=float(raw.get("hang", 0)),
                 empty=bool(raw.get("empty", False)),
+                runtime=when.get("runtime"),
             )
         )
     return Script(tuple(rules), source)

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypedDict
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
+from omg.stubmodel import responses
 from omg.stubmodel.script import Failure, Request, Rule, Script, Turn, unmatched_text
 
 _ERROR_TYPES = {
@@ -123,6 +124,30 @@ class StubModel:
             call=call,
         )
         return self.script.match(req), req
+
+    def answer_responses(
+        self, headers: Mapping[str, str], body: Mapping[str, Any]
+    ) -> tuple[Rule | None, Request]:
+        """``answer`` for a Responses API request (codex): its prompt and tool-call turn."""
+        headers = {k.lower(): v for k, v in headers.items()}
+        node = headers.get(NODE_HEADER.lower(), "")
+        with self._lock:
+            self._calls[node] = self._calls.get(node, 0) + 1
+            call = self._calls[node]
+        prompt, turn = responses.prompt_and_turn(body)
+        req = Request(
+            node=node,
+            round=_int(headers.get(ROUND_HEADER.lower())),
+            attempt=_int(headers.get(ATTEMPT_HEADER.lower())),
+            prompt=prompt,
+            turn=turn,
+            call=call,
+            runtime="codex",
+        )
+        return self.script.match(req), req
+
+    def next_id(self) -> int:
+        return next(self._ids)
 
     def message(self, rule: Rule | None, req: Request, model: str) -> Message:
         """The assistant message a rule gives for this turn (the default when none matched)."""
@@ -277,6 +302,9 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 text = json.dumps(body.get("messages", []))
                 self._json(200, {"input_tokens": max(1, len(text) // 4)})
                 return
+            if responses.is_responses(path):
+                self._responses(body)
+                return
             if not path.endswith("/v1/messages"):
                 self._json(404, _error_body(Failure(404, f"the stub model has no POST {path}")))
                 return
@@ -305,6 +333,39 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             for chunk in _sse(message):
+                self.wfile.write(chunk)
+            self.wfile.flush()
+            self.close_connection = True
+
+        def _responses(self, body: Mapping[str, Any]) -> None:
+            rule, req = stub.answer_responses(dict(self.headers.items()), body)
+            if rule is not None and rule.hang_s:
+                time.sleep(rule.hang_s)
+            model, rid = str(body.get("model") or "codex-stub"), f"resp_omg{stub.next_id():06d}"
+            fail = rule.error if rule is not None else None
+            if fail is not None and not fail.message.startswith(responses.CONTEXT_CODE):
+                stub.seen.append(Seen(req, rule.name if rule else "", fail.status))
+                extra = {} if fail.retry_after is None else {"retry-after": f"{fail.retry_after:g}"}
+                self._json(fail.status, responses.error_body(fail), extra)
+                return
+            stub.seen.append(Seen(req, rule.name if rule else "", 200))
+            if fail is not None:
+                chunks = responses.failed(rid, model, responses.CONTEXT_CODE, fail.message)
+            else:
+                if rule is None:
+                    turn = Turn(text=unmatched_text(stub.script, req))
+                elif rule.empty:
+                    turn = Turn()
+                else:
+                    turn = rule.turns[min(req.turn, len(rule.turns) - 1)]
+                items = responses.output_items(turn, responses.code_mode(body), stub.next_id())
+                chunks = responses.sse(rid, model, items, responses.usage(turn, req.prompt))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in chunks:
                 self.wfile.write(chunk)
             self.wfile.flush()
             self.close_connection = True

@@ -1,0 +1,197 @@
+"""The codex runtime: one agent node as one ``codex exec --json`` run.
+
+The child's environment is the caller's business (``process.child_env`` with this runner's
+``env_prefixes``). This module resolves the binary, builds argv, spawns through the injected
+``Spawner``, and leaves what the events mean to ``events`` and ``reply``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from omg.runners.base import Invocation, Output, Step
+from omg.runners.codex import cost, events, rehearsal, reply, rollout
+from omg.runners.codex.reply import BIN_ENV
+from omg.runners.process import Spawner
+from omg.spend import Spend
+
+DEFAULT_BIN = "codex"
+#: Prefixes passed only to the codex runtime: its key (OPENAI_API_KEY, CODEX_API_KEY), its
+#: home (CODEX_HOME) and omg's endpoint setting for it. Claude and shell nodes never see them.
+PREFIXES = ("OPENAI_", "CODEX_", "OMG_CODEX_")
+#: What each permission_mode means to codex (``--sandbox``); codex asks no approvals in exec.
+SANDBOX = {
+    None: "workspace-write",
+    "default": "workspace-write",
+    "acceptEdits": "workspace-write",
+    "dontAsk": "workspace-write",
+    "auto": "workspace-write",
+    "plan": "read-only",
+    "bypassPermissions": "danger-full-access",
+}
+#: omg's provider name when OMG_CODEX_BASE_URL points codex at another Responses API.
+PROVIDER = "omg"
+#: The provider's retries: codex's defaults take up to half a minute on a 500 (it retries
+#: the request and the stream); one retry each keeps a failing API a matter of seconds.
+REQUEST_RETRIES, STREAM_RETRIES = 1, 1
+
+
+class CodexRunner:
+    """Runs an agent node with the real OpenAI Codex CLI, non-interactively.
+
+    argv, in this fixed order; the prompt goes on standard input (``-``)::
+
+        <bin> [-c model_provider=omg -c model_providers.omg.… ]   # OMG_CODEX_BASE_URL set
+              exec --json --skip-git-repo-check
+              --sandbox <read-only|workspace-write|danger-full-access>   # permission_mode
+              -c approval_policy="never"
+              [-m <model>]                                            # node.model
+              [resume <thread> | fork <thread>]                        # a retry | a handoff
+              -
+    """
+
+    env_prefixes: tuple[str, ...] = PREFIXES
+    transcript_home = "$CODEX_HOME (or ~/.codex)/sessions/"
+    rehearsal_dir = "codex"
+    pin_hint = "npm install @openai/codex@X"
+
+    def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
+        self._binary = binary
+        self._parent_env = parent_env
+
+    # -- what omg keeps and rehearses ------------------------------------------------------
+    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
+        return rollout.path(env, session)
+
+    def steps(self, transcript: Path) -> list[Step]:
+        return rollout.steps(transcript)
+
+    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+        return rehearsal.rehearsal_env(parent, url, home.parent / self.rehearsal_dir)
+
+    def rehearsal_tags(
+        self, env: Mapping[str, str], node: str, round_: int, attempt: int
+    ) -> dict[str, str]:
+        return rehearsal.rehearsal_tags(env, node, round_, attempt)
+
+    def endpoint(self, url: str) -> dict[str, str]:
+        return rehearsal.endpoint(url)
+
+    # -- binary ----------------------------------------------------------------------------
+    def resolve_binary(self) -> tuple[str | None, str]:
+        """(path of the codex binary, "") or (None, why it could not be found)."""
+        parent = os.environ if self._parent_env is None else self._parent_env
+        wanted = self._binary or parent.get(BIN_ENV) or DEFAULT_BIN
+        if os.sep in wanted:
+            path = os.path.abspath(wanted)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path, ""
+            return None, f"{wanted!r} is not an executable file; {reply.INSTALL_HINT}"
+        found = shutil.which(wanted, path=parent.get("PATH", os.defpath))
+        if found is not None:
+            return os.path.abspath(found), ""
+        return None, f"codex CLI not found: {wanted!r} is not on PATH; {reply.INSTALL_HINT}"
+
+    # -- argv ------------------------------------------------------------------------------
+    def argv(self, inv: Invocation) -> list[str]:
+        binary, _ = self.resolve_binary()
+        node = inv.node
+        out = [binary or DEFAULT_BIN, *provider_flags(inv.env)]
+        out += ["exec", "--json", "--skip-git-repo-check"]
+        out += ["--sandbox", SANDBOX.get(node.permission_mode, "workspace-write")]
+        out += ["-c", 'approval_policy="never"']
+        if node.model:
+            out += ["-m", node.model]
+        if inv.resume_session:
+            out += ["fork" if inv.fork else "resume", inv.resume_session]
+        return out + ["-"]
+
+    def version(self) -> str:
+        """``codex --version``'s number (e.g. 0.169.0), asked once per binary."""
+        from omg.runners.process import spawn
+
+        binary, _ = self.resolve_binary()
+        if binary is None:
+            return ""
+        if binary not in _VERSIONS:
+            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": os.environ.get("HOME", "/")}
+            done = spawn([binary, "--version"], cwd=Path.cwd(), env=env, timeout_s=10)
+            found = re.search(r"\d+\.\d+\.\d+\S*", done.stdout)
+            _VERSIONS[binary] = found.group(0) if found else ""
+        return _VERSIONS[binary]
+
+    # -- run -------------------------------------------------------------------------------
+    def run(self, inv: Invocation, spawn: Spawner) -> Output:
+        binary, problem = self.resolve_binary()
+        if binary is None:
+            return Output(None, "", error="run_error", detail=problem)
+        version = self.version()
+        if inv.env.get("CODEX_HOME"):  # codex refuses a CODEX_HOME that does not exist
+            try:
+                rollout.home(inv.env).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                detail = f"CODEX_HOME {inv.env['CODEX_HOME']!r} cannot be made: {exc.strerror}"
+                return Output(None, "", error="run_error", detail=detail)
+        before = rollout.totals(rollout.path(inv.env, inv.resume_session)) if inv.resume_session else {}
+        res = spawn(
+            self.argv(inv),
+            cwd=inv.cwd,
+            env=inv.env,
+            timeout_s=inv.timeout_s,
+            stdin=inv.text,
+            idle_s=inv.node.idle_timeout_s,
+            reap=True,  # danger-full-access children and codex-code-mode-host: none outlives it
+            give_up=events.AuthRetries(),
+        )
+        if res.spawn_error is not None:
+            detail = f"could not start codex ({binary}): {res.spawn_error}; {reply.INSTALL_HINT}"
+            return Output(None, "", error="run_error", detail=detail, duration_s=res.duration_s)
+        stream = events.parse(res.stdout)
+        if res.gave_up is not None or res.timed_out or res.idle:
+            idle = inv.node.idle_timeout if res.idle else None
+            out = reply.stopped(res, stream, inv.timeout_s, idle)
+            return _versioned(out, version)
+        if res.exit_code in (126, 127):
+            said = reply._stderr(res) or "no output"
+            detail = f"environment failure: codex exited {res.exit_code}: {said} — {reply.INSTALL_HINT}"
+            return Output(res.exit_code, "", stream.thread_id, error="run_error", detail=detail)
+        used = rollout.delta(stream.usage, before) if inv.resume_session else dict(stream.usage)
+        dollars = cost.price(used, inv.node.model, inv.prices)
+        spend = Spend(dollars or 0.0, dollars is None, used)
+        return _versioned(reply.from_stream(stream, res, spend), version)
+
+
+def _versioned(out: Output, version: str) -> Output:
+    from dataclasses import replace
+
+    return replace(out, tool_version=version)
+
+
+def provider_flags(env: Mapping[str, str]) -> list[str]:
+    """``-c`` flags defining omg's provider when OMG_CODEX_BASE_URL names a Responses API
+    (a rehearsal's stub, a proxy): its URL, the key variable, capped retries, and the
+    rehearsal's node headers (sent from variables only a rehearsal sets)."""
+    url = env.get(rehearsal.BASE_URL_ENV)
+    if not url:
+        return []
+    p = f"model_providers.{PROVIDER}"
+    headers = "{" + ", ".join(f"{json.dumps(h)} = {json.dumps(v)}" for h, v in rehearsal.TAGS.items()) + "}"
+    flags = [
+        f"model_provider={json.dumps(PROVIDER)}",
+        f"{p}.name={json.dumps(PROVIDER)}",
+        f"{p}.base_url={json.dumps(url)}",
+        f'{p}.wire_api="responses"',
+        f'{p}.env_key="OPENAI_API_KEY"',
+        f"{p}.request_max_retries={REQUEST_RETRIES}",
+        f"{p}.stream_max_retries={STREAM_RETRIES}",
+        f"{p}.env_http_headers={headers}",
+    ]
+    return [x for f in flags for x in ("-c", f)]
+
+
+_VERSIONS: dict[str, str] = {}
