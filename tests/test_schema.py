@@ -84,6 +84,7 @@ BASE_NODE = {"id": "a", "prompt": "p"}
 NODE_SAMPLES: dict[str, Any] = {
     "depends_on": ["b"],
     "description": "what",
+    "budget_tokens": 5000,
     "prompt": "other",
     "runtime": "codex",
     "agent": "reviewer",
@@ -134,6 +135,7 @@ def test_schema_every_graph_field_is_read_by_the_model(key: str) -> None:
         "max_hops": 3,
         "approvers": ["octocat"],
         "secrets": ["DEPLOY_URL"],
+        "prices": {"default": {"input": 1, "output": 2}},
         "nodes": [{"id": "b", "run": "x"}],
     }
     assert graph_from_data({**base, key: samples[key]}) != graph_from_data(base)

@@ -28,8 +28,12 @@ def _clip(text: str) -> str:
     return text if len(text) <= DETAIL_WIDTH else text[: DETAIL_WIDTH - 1] + "…"
 
 
-def _cost(usd: float, unknown: bool) -> str:
-    return "unknown" if unknown else f"${usd:.4f}"
+def _cost(usd: float, unknown: bool, tokens: int = 0) -> str:
+    """A cost cell: dollars, or "unknown" with the tokens used (a runtime reporting tokens
+    without a price for them), never $0.0000 for work that was done."""
+    if not unknown:
+        return f"${usd:.4f}"
+    return f"unknown ({tokens} tokens)" if tokens else "unknown"
 
 
 def execution_rows(graph: Graph, book: Ledger) -> list[tuple[str, ...]]:
@@ -39,7 +43,7 @@ def execution_rows(graph: Graph, book: Ledger) -> list[tuple[str, ...]]:
         verdict = f"PASS ({r.provenance})" if r.verdict == "PASS" and r.provenance else r.verdict
         took = format_duration(float(r.duration_s)) if r.duration_s is not None else ""
         row = (r.node_id, str(r.leg), verdict, str(r.round), str(r.attempts))
-        out.append((*row, _cost(r.cost_usd, r.cost_unknown), took, _clip(r.detail)))
+        out.append((*row, _cost(r.cost_usd, r.cost_unknown, r.tokens), took, _clip(r.detail)))
     ran = {r.node_id for r in book.rows}
     out += [(nid, "", "-", "", "", "", "", "") for nid in graph.topo_order if nid not in ran]
     return out
@@ -62,7 +66,9 @@ def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
         if rec is None:
             out.append((nid, "-", "", "", "", "", ""))
             continue
-        cost = "unknown" if rec.get("cost_unknown") else f"${rec.get('cost_usd', 0.0):.4f}"
+        used = rec.get("usage") or {}
+        tokens = int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
+        cost = _cost(float(rec.get("cost_usd", 0.0)), bool(rec.get("cost_unknown")), tokens)
         detail = _clip(str(rec.get("detail") or ""))
         out.append(
             (
@@ -88,6 +94,13 @@ def _table(columns: tuple[str, ...], body: list[tuple[str, ...]]) -> list[str]:
     return [line(columns), rule, *(line(r) for r in body), rule]
 
 
+def spent_unknown(usd: float, tokens: int) -> str:
+    """A total some of whose executions had no known cost: the tokens they used, and the
+    subtotal of those that had one."""
+    used = f"{tokens} tokens unpriced; " if tokens else ""
+    return f"unknown ({used}known subtotal ${usd:.4f})"
+
+
 def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool = False) -> str:
     """The ledger table and its totals line: every execution's row, or one row per node.
 
@@ -109,9 +122,10 @@ def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
         usd, unknown = book.total_usd, book.cost_unknown
         retries, rounds = book.retries, book.feedback_rounds
+        tokens = book.tokens
     total = f"${usd:.4f}"
     if unknown:
-        total = f"unknown (known subtotal {total})"
+        total = spent_unknown(usd, tokens if not by_node else 0)
     if state.get("rehearsal"):
         total += " (rehearsed: priced by the CLI from the stub model's usage; nothing spent)"
     totals = (

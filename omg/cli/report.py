@@ -180,6 +180,9 @@ def markdown(
     if links.workflow_run:
         where.append(link("workflow run", links.workflow_run))
     cost = f"${state['cost_usd']:.4f}"
+    book = book_of(events)
+    if book.cost_unknown:
+        cost = ledger.spent_unknown(state["cost_usd"], book.tokens)
     parts = [
         _headline(graph, state, sit),
         " · ".join(where),

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from omg.graph.feedback import check_arc, listing, loop_text
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
-from omg.graph.model import Graph, Node
+from omg.graph.model import TOKEN_RUNTIMES, Graph, Node
 from omg.graph.parity import parity
 from omg.graph.placeholders import scan
 from omg.graph.references import SHELL_FIELDS, Reach
@@ -153,7 +153,7 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
         )
     if (
         n.kind == "agent"
-        and n.runtime != "codex"  # codex has no tool allow-list: its sandbox bounds it
+        and n.runtime not in TOKEN_RUNTIMES  # codex has no tool allow-list: its sandbox bounds it
         and n.allowed_tools is None
         and sc.verify is None
         and n.permission_mode != "bypassPermissions"
@@ -235,7 +235,7 @@ def _grants(at: Locator, n: Node) -> Iterator[Finding]:
 
 def _unpriced(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
     """A dollar budget on a codex node the graph gives no price for: codex reports tokens."""
-    if n.kind != "agent" or n.runtime != "codex":
+    if n.kind != "agent" or n.runtime not in TOKEN_RUNTIMES:
         return
     key = n.model or "default"
     if key in graph.prices or (n.budget_usd is None and graph.budget_usd is None):

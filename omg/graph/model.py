@@ -26,6 +26,9 @@ RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
 DEFAULT_RUNTIME: Runtime = "claude"
 #: Runtimes a graph may name that no omg runs yet (lint refuses them).
 RESERVED_RUNTIMES: tuple[Runtime, ...] = ()
+#: Agent runtimes that report tokens, not dollars (priced by the graph's ``prices:``), and
+#: have none of claude's own settings (``agent:``, ``allowed_tools``, ``max_turns``).
+TOKEN_RUNTIMES: tuple[Runtime, ...] = ("codex",)
 
 DEFAULT_TIMEOUT = "20m"
 #: An agent that prints nothing and writes nothing to its transcript this long is stuck.
@@ -213,7 +216,7 @@ class Graph:
     budget_usd: float | None = None
     max_hops: int = DEFAULT_MAX_HOPS
     #: USD per million tokens by model ("input", "cached_input", "output"), for codex
-    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict, compare=False)
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict, hash=False)
     approvers: tuple[str, ...] = ()  # GitHub logins who alone may decide gates (empty: writers)
     secrets: tuple[str, ...] = ()  # environment variables whose values omg masks
     #: the fragments spliced in when the graph was loaded from its file (none from a snapshot)

@@ -15,6 +15,7 @@ from omg.graph.locate import Locator
 from omg.graph.model import (
     DEFAULT_RUNTIME,
     RESERVED_RUNTIMES,
+    TOKEN_RUNTIMES,
     VERIFY_TIMEOUT_CEILING_S,
     Graph,
     Node,
@@ -121,7 +122,7 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
             f'runtime "{n.runtime}" is reserved for a later omg and cannot run in this one; '
             f"use runtime: {DEFAULT_RUNTIME} (the default) or drop the key",
         )
-    if n.kind == "agent" and n.runtime == "codex":
+    if n.kind == "agent" and n.runtime in TOKEN_RUNTIMES:
         yield from _codex(n)
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")

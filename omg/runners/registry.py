@@ -7,6 +7,9 @@ from pathlib import Path
 
 from omg.runners.base import Runner
 
+#: Which runtime speaks each API the stub model serves (what a rule's ``when.runtime`` names).
+STUB_APIS = {"messages": "claude", "responses": "codex"}
+
 
 def default_runners() -> dict[str, Runner]:
     """One runner per kind a node can name (``shell``, and each agent runtime)."""

@@ -45,6 +45,7 @@ class Row:
     cause: str | None = None
     detail: str = ""
     retries: int = 0
+    tokens: int = 0  # input and output tokens, as the execution's last event reported them
 
 
 @dataclass
@@ -60,6 +61,11 @@ class Ledger:
     @property
     def cost_unknown(self) -> bool:
         return any(r.cost_unknown for r in self.rows)
+
+    @property
+    def tokens(self) -> int:
+        """The tokens of every execution whose cost is unknown (what an unpriced one used)."""
+        return sum(r.tokens for r in self.rows if r.cost_unknown)
 
     @property
     def retries(self) -> int:
@@ -102,6 +108,8 @@ def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
                 row.retries += 1
                 continue
             open_.pop(nid, None)
+            usage = ev.get("usage") or {}
+            row.tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
             row.duration_s = ev.get("duration_s")
             row.cause = ev.get("cause")
             row.detail = str(ev.get("detail") or "")

@@ -49,16 +49,16 @@ def _text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(
-        str(c.get("text", "")) for c in content if isinstance(c, dict) and "text" in c
-    )
+    return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict) and "text" in c)
 
 
 def code_mode(body: Mapping[str, Any]) -> bool:
     """Whether codex offered its tools in code mode (JavaScript through the ``exec`` tool)
     rather than as top-level function tools (``exec_command``)."""
     tools = body.get("tools")
-    names = {t.get("name") for t in tools if isinstance(t, dict)} if isinstance(tools, list) else set()
+    names = (
+        {t.get("name") for t in tools if isinstance(t, dict)} if isinstance(tools, list) else set()
+    )
     return "exec_command" not in names
 
 
@@ -68,7 +68,8 @@ def command_of(turn: Turn) -> str:
     if turn.tool in WRITE_TOOLS:
         path, content = str(given.get("file_path", "")), str(given.get("content", ""))
         lines = "".join(f"+{line}\n" for line in content.splitlines())
-        return f"apply_patch <<'OMG_PATCH'\n*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\nOMG_PATCH"
+        patch = f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch"
+        return f"apply_patch <<'OMG_PATCH'\n{patch}\nOMG_PATCH"
     if turn.tool == "apply_patch":
         return f"apply_patch <<'OMG_PATCH'\n{given.get('patch', '')}\nOMG_PATCH"
     cmd = given.get("cmd", given.get("command", ""))
@@ -115,9 +116,17 @@ def usage(turn: Turn, prompt: str) -> dict[str, Any]:
     }
 
 
-def sse(response_id: str, model: str, items: list[dict[str, Any]], used: Mapping[str, Any]) -> Iterator[bytes]:
+def sse(
+    response_id: str, model: str, items: list[dict[str, Any]], used: Mapping[str, Any]
+) -> Iterator[bytes]:
     """One completed response as the events the API streams for it."""
-    shell = {"id": response_id, "object": "response", "model": model, "status": "in_progress", "output": []}
+    shell = {
+        "id": response_id,
+        "object": "response",
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+    }
     yield _event(CREATED, {"response": shell})
     yield _event("response.in_progress", {"response": shell})
     for i, item in enumerate(items):
@@ -132,8 +141,12 @@ def sse(response_id: str, model: str, items: list[dict[str, Any]], used: Mapping
             yield _event("response.output_text.done", {**base, "text": text})
         elif item["type"] == "function_call":
             base = {"item_id": item["id"], "output_index": i}
-            yield _event("response.function_call_arguments.delta", {**base, "delta": item["arguments"]})
-            yield _event("response.function_call_arguments.done", {**base, "arguments": item["arguments"]})
+            yield _event(
+                "response.function_call_arguments.delta", {**base, "delta": item["arguments"]}
+            )
+            yield _event(
+                "response.function_call_arguments.done", {**base, "arguments": item["arguments"]}
+            )
         else:
             base = {"item_id": item["id"], "output_index": i}
             yield _event("response.custom_tool_call_input.delta", {**base, "delta": item["input"]})
@@ -145,7 +158,13 @@ def sse(response_id: str, model: str, items: list[dict[str, Any]], used: Mapping
 
 def failed(response_id: str, model: str, code: str, message: str) -> Iterator[bytes]:
     """A response that fails after it started (e.g. a full context window)."""
-    shell = {"id": response_id, "object": "response", "model": model, "status": "in_progress", "output": []}
+    shell = {
+        "id": response_id,
+        "object": "response",
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+    }
     yield _event(CREATED, {"response": shell})
     gone = {**shell, "status": "failed", "error": {"code": code, "message": message}}
     yield _event(FAILED, {"response": gone})

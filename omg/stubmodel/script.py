@@ -58,7 +58,7 @@ class Request:
     prompt: str
     turn: int
     call: int
-    runtime: str = "claude"  # which API asked: claude (Messages) or codex (Responses)
+    runtime: str = ""  # the runtime whose API asked (the Messages or the Responses API)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypedDict
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
+from omg.runners.registry import STUB_APIS
 from omg.stubmodel import responses
 from omg.stubmodel.script import Failure, Request, Rule, Script, Turn, unmatched_text
 
@@ -122,6 +123,7 @@ class StubModel:
             prompt=_first_user_text(messages),
             turn=sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant"),
             call=call,
+            runtime=STUB_APIS["messages"],
         )
         return self.script.match(req), req
 
@@ -142,7 +144,7 @@ class StubModel:
             prompt=prompt,
             turn=turn,
             call=call,
-            runtime="codex",
+            runtime=STUB_APIS["responses"],
         )
         return self.script.match(req), req
 

@@ -14,7 +14,6 @@ from kit import clean_env
 
 from omg.stubmodel import StubModel
 from omg.stubmodel.script import build
-
 from tests.claude.conftest import CLAUDE, git_repo
 
 ROOT = Path(__file__).resolve().parents[2]

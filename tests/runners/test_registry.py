@@ -76,4 +76,6 @@ def test_a_rehearsal_gives_no_runtime_a_real_credential(tmp_path: Path) -> None:
     assert stub_endpoint("http://x") == {
         "ANTHROPIC_BASE_URL": "http://x",
         "ANTHROPIC_API_KEY": env["ANTHROPIC_API_KEY"],
+        "OMG_CODEX_BASE_URL": "http://x/v1",  # codex: omg's provider at the stub's Responses API
+        "OPENAI_API_KEY": env["OPENAI_API_KEY"],
     }

@@ -11,7 +11,7 @@ from typing import Any
 #: Words of the item codex reports, without failing, for a model it has no metadata for.
 METADATA_NOTE = re.compile(r"model metadata .* not found", re.IGNORECASE)
 #: A reconnect's status, as codex words it: "Reconnecting… 2/5 (unexpected status 401 …)".
-_STATUS = re.compile(r"\bstatus (\d{3})\b")
+STATUS = re.compile(r"\bstatus:? (\d{3})\b")
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Stream:
 
     def statuses(self) -> list[int]:
         """The HTTP statuses the errors name, in order."""
-        return [int(m.group(1)) for e in self.errors for m in [_STATUS.search(e)] if m]
+        return [int(m.group(1)) for e in self.errors for m in [STATUS.search(e)] if m]
 
 
 def parse(stdout: str) -> Stream:
@@ -103,7 +103,7 @@ class AuthRetries:
         ev = _json(line)
         if ev is None or ev.get("type") != "error":
             return None
-        m = _STATUS.search(str(ev.get("message", "")))
+        m = STATUS.search(str(ev.get("message", "")))
         if m and m.group(1) in ("401", "403"):
             self.seen.append(int(m.group(1)))
         if len(self.seen) < AUTH_RETRIES:

@@ -15,7 +15,11 @@ BASE_URL_ENV = "OMG_CODEX_BASE_URL"
 #: What a rehearsal withholds, so no real credentials or endpoint leak in.
 WITHHELD = ("OPENAI_", "CODEX_API_KEY", "CODEX_HOME", BASE_URL_ENV)
 #: The variables whose values codex sends as the rehearsal's node, round and attempt headers.
-TAGS = {NODE_HEADER: "OMG_CODEX_NODE", ROUND_HEADER: "OMG_CODEX_ROUND", ATTEMPT_HEADER: "OMG_CODEX_ATTEMPT"}
+TAGS = {
+    NODE_HEADER: "OMG_CODEX_NODE",
+    ROUND_HEADER: "OMG_CODEX_ROUND",
+    ATTEMPT_HEADER: "OMG_CODEX_ATTEMPT",
+}
 
 
 def endpoint(url: str) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from omg.kinds import Cause
 from omg.runners.base import Output
-from omg.runners.codex.events import Stream
+from omg.runners.codex.events import STATUS, Stream
 from omg.runners.process import ProcResult, tail
 from omg.spend import Spend
 
@@ -25,8 +25,9 @@ SESSION_HINT = (
 def classify(said: str, statuses: list[int]) -> tuple[Cause, str]:
     """The cause and the sentence (with its fix) for codex's failure message ``said``."""
     low = said.lower()
-    last = statuses[-1] if statuses else None
-    if "missing environment variable" in low or last in (401, 403) or "401" in low:
+    named = STATUS.search(said)
+    last = int(named.group(1)) if named else (statuses[-1] if statuses else None)
+    if "missing environment variable" in low or last in (401, 403):
         return "run_error", f"codex could not authenticate: {said}; {LOGIN_HINT}"
     if "no rollout found" in low or "thread/resume failed" in low:
         return "run_error", f"codex could not resume the parent's thread: {said}; {SESSION_HINT}"
@@ -35,17 +36,20 @@ def classify(said: str, statuses: list[int]) -> tuple[Cause, str]:
             f"the model's context window is full: {said}; give the node a smaller task or "
             "prompt, or use handoff: artifact instead of resuming a long thread"
         )
-    if last == 429 or "429" in low or "rate limit" in low or "usage limit" in low:
+    if last == 429 or "rate limit" in low or "usage limit" in low:
         return "run_error", (
             f"the API rate-limited codex (HTTP 429): {said}; lower the graph's concurrency, "
             "or retry the node later (retry: {max: 2, on: [run_error], backoff: …})"
         )
-    if (last is not None and last >= 500) or "high demand" in low or "500" in low:
+    if (last is not None and last >= 500) or "high demand" in low:
         return "run_error", (
             f"the API failed (server error): {said}; an outage is not a verdict on the work — "
             "retry later (https://status.openai.com)"
         )
-    return "run_error", f"codex reported an error: {said}; the CLI's or its API's failure, not a verdict"
+    return (
+        "run_error",
+        f"codex reported an error: {said}; the CLI's or its API's failure, not a verdict",
+    )
 
 
 def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
@@ -59,7 +63,15 @@ def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
         return Output(res.exit_code, s.reply, sid, spend, cause, detail, res.duration_s)
     if not s.completed:
         what = "codex ended without finishing its turn"
-        return Output(res.exit_code, s.reply, sid, spend, "output_error", f"{what}: {_stderr(res)}", res.duration_s)
+        return Output(
+            res.exit_code,
+            s.reply,
+            sid,
+            spend,
+            "output_error",
+            f"{what}: {_stderr(res)}",
+            res.duration_s,
+        )
     if not s.reply.strip():
         said = "no agent message" if not s.messages else "an empty agent message"
         return Output(
@@ -87,11 +99,16 @@ def stopped(res: ProcResult, s: Stream, timeout_s: float, idle: str | None) -> O
         )
     else:
         cause = "run_error" if s.reconnects else "timeout"
-        what = f"timed out after {timeout_s:g}s (node timeout); codex and every process it started were stopped"
+        what = (
+            f"timed out after {timeout_s:g}s (node timeout); codex and every process it "
+            "started were stopped"
+        )
         if s.reconnects:
             what += f"; the API was failing meanwhile: {s.reconnects} reconnects"
     spend = Spend(cost_unknown=True, usage=s.usage)
-    return Output(None, s.reply, s.thread_id, spend, cause, what, res.duration_s, api_retries=s.reconnects)
+    return Output(
+        None, s.reply, s.thread_id, spend, cause, what, res.duration_s, api_retries=s.reconnects
+    )
 
 
 def _stderr(res: ProcResult) -> str:

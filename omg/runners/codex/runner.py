@@ -109,7 +109,7 @@ class CodexRunner:
             out += ["-m", node.model]
         if inv.resume_session:
             out += ["fork" if inv.fork else "resume", inv.resume_session]
-        return out + ["-"]
+        return [*out, "-"]
 
     def version(self) -> str:
         """``codex --version``'s number (e.g. 0.169.0), asked once per binary."""
@@ -137,7 +137,9 @@ class CodexRunner:
             except OSError as exc:
                 detail = f"CODEX_HOME {inv.env['CODEX_HOME']!r} cannot be made: {exc.strerror}"
                 return Output(None, "", error="run_error", detail=detail)
-        before = rollout.totals(rollout.path(inv.env, inv.resume_session)) if inv.resume_session else {}
+        before = (
+            rollout.totals(rollout.path(inv.env, inv.resume_session)) if inv.resume_session else {}
+        )
         res = spawn(
             self.argv(inv),
             cwd=inv.cwd,
@@ -158,7 +160,9 @@ class CodexRunner:
             return _versioned(out, version)
         if res.exit_code in (126, 127):
             said = reply._stderr(res) or "no output"
-            detail = f"environment failure: codex exited {res.exit_code}: {said} — {reply.INSTALL_HINT}"
+            detail = (
+                f"environment failure: codex exited {res.exit_code}: {said} — {reply.INSTALL_HINT}"
+            )
             return Output(res.exit_code, "", stream.thread_id, error="run_error", detail=detail)
         used = rollout.delta(stream.usage, before) if inv.resume_session else dict(stream.usage)
         dollars = cost.price(used, inv.node.model, inv.prices)
@@ -180,7 +184,11 @@ def provider_flags(env: Mapping[str, str]) -> list[str]:
     if not url:
         return []
     p = f"model_providers.{PROVIDER}"
-    headers = "{" + ", ".join(f"{json.dumps(h)} = {json.dumps(v)}" for h, v in rehearsal.TAGS.items()) + "}"
+    headers = (
+        "{"
+        + ", ".join(f"{json.dumps(h)} = {json.dumps(v)}" for h, v in rehearsal.TAGS.items())
+        + "}"
+    )
     flags = [
         f"model_provider={json.dumps(PROVIDER)}",
         f"{p}.name={json.dumps(PROVIDER)}",
