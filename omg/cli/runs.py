@@ -61,16 +61,21 @@ def _rehearsing(
 def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
     run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
     # the fold keeps each node's CLI version: the whole history is not read for them
-    records = state["nodes"].values()
-    versions = sorted({str(r["cli_version"]) for r in records if r.get("cli_version")})
-    if len(versions) > 1:
-        from omg.runners.registry import pin_hint
+    from omg.runners.registry import pin_hint
 
-        runtime, how = pin_hint()
-        _warn(
-            f"warning: run {run_id!r} ran its agent nodes with {runtime} {', '.join(versions)}; "
-            f"pin one version ({how}) so legs behave alike"
-        )
+    for runtime in sorted({n.runtime for n in graph.nodes if n.kind == "agent"}):
+        ran = [
+            r
+            for nid, r in state["nodes"].items()
+            if nid in graph.by_id and graph.by_id[nid].runtime == runtime
+        ]
+        versions = sorted({str(r["cli_version"]) for r in ran if r.get("cli_version")})
+        if len(versions) > 1:
+            _, how = pin_hint(runtime)
+            _warn(
+                f"warning: run {run_id!r} ran its {runtime} nodes with {runtime} "
+                f"{', '.join(versions)}; pin one version ({how}) so legs behave alike"
+            )
     print()
     events = () if by_node else RunDir(runs_dir / run_id).read_events()
     print(ledger.render(graph, state, events, by_node=by_node))

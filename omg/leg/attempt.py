@@ -183,6 +183,8 @@ def execute(
     prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
+        if not runner.names_sessions:  # the CLI names its own; the one it reports is recorded
+            session = None
         fork, resume_cost = True, (_session_cost(ctx, node) if resume else 0.0)
         text = base
         if prev is not None and node.kind == "agent" and _continues(prev[0], prev[1]):

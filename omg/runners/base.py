@@ -70,6 +70,9 @@ class Runner(Protocol):
     #: Prefixes of the parent's variables this runtime's children receive unasked (its
     #: endpoint, auth and settings); everything else only when a node's ``env:`` names it.
     env_prefixes: tuple[str, ...]
+    #: Whether omg names a fresh session (claude's --session-id); False when the CLI names
+    #: its own (codex's thread id, known once it starts) and omg records the one it reports.
+    names_sessions: bool
     #: Where this runtime keeps its session transcripts, as a user would look for them.
     transcript_home: str
     #: The folder, under a rehearsed run's directory, that holds this runtime's state while it

@@ -43,10 +43,11 @@ def rehearsal_home(root: Path) -> Path:
     return root
 
 
-def pin_hint() -> tuple[str, str]:
-    """The agent runtime whose CLI version the events record, and how to pin it."""
+def pin_hint(runtime: str | None = None) -> tuple[str, str]:
+    """An agent runtime whose CLI version the events record (``runtime``, else the first
+    that has one), and how to pin it."""
     for name, runner in default_runners().items():
-        if runner.pin_hint:
+        if runner.pin_hint and runtime in (None, name):
             return name, runner.pin_hint
     return "", ""
 

@@ -16,6 +16,7 @@ class ShellRunner:
     is rehearsed as it is: a rehearsal stands in for models, not for commands.
     """
 
+    names_sessions = True  # (a shell node has no session; agent fakes built on it do)
     env_prefixes: tuple[str, ...] = ()
     transcript_home = ""
     rehearsal_dir = ""

@@ -55,6 +55,7 @@ class ClaudeRunner:
     rather than omg silently imposing one; a graph that needs a mode says so.
     """
 
+    names_sessions = True
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
     rehearsal_dir = "claude"

@@ -55,6 +55,7 @@ class CodexRunner:
               -
     """
 
+    names_sessions = False
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CODEX_HOME (or ~/.codex)/sessions/"
     rehearsal_dir = "codex"
