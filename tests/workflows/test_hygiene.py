@@ -196,7 +196,7 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     assert claude["env"]["CLAUDE_VERSION"] == "${{ inputs.claude-version }}"
     assert env["OMG_CLAUDE_BIN"] == "${{ steps.claude.outputs.bin }}"  # the CLI it installed
     for name in doc["inputs"]:
-        if name in ("python", "claude-version"):  # the install steps' business
+        if name in ("python", "claude-version", "codex-version"):  # the install steps' business
             continue
         wanted = f"${{{{ inputs.{name} }}}}"
         assert wanted in env.values(), f"input {name} does not reach omg leg through env:"
@@ -205,8 +205,9 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     click_leg = next(c for c in app.registered_commands if c.name == "leg")
     assert click_leg is not None
     for var in env:
-        # the runners read the first two; the action's own step reads OMG_FANOUT
-        if var.startswith("OMG_") and var not in ("OMG_VENV", "OMG_CLAUDE_BIN", "OMG_FANOUT"):
+        # the runners read OMG_CLAUDE_BIN and OMG_CODEX_BIN; the action's own step OMG_FANOUT
+        skipped = ("OMG_VENV", "OMG_CLAUDE_BIN", "OMG_CODEX_BIN", "OMG_FANOUT")
+        if var.startswith("OMG_") and var not in skipped:
             assert var in (ROOT / "omg" / "cli" / "app.py").read_text(), f"omg ignores {var}"
 
 
