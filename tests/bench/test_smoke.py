@@ -17,6 +17,7 @@ SMOKES = {
     "overhead.py": (["--quick"], True),
     "ci_leg.py": (["--quick"], True),
     "agent_node.py": (["--quick"], True),
+    "codex_node.py": (["--quick"], True),
     "peers.py": (["--quick"], True),
     "startup.py": (["--quick"], True),
     "resume.py": (["--quick"], True),
