@@ -14,9 +14,9 @@ def test_lint_exit_codes_are_0_valid_1_invalid_2_usage(omg, tmp_path: Path) -> N
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "demo.yaml: valid" in ok.stdout
 
-    bad = omg("lint", str(CASES / "invalid" / "runtime_codex.yaml"))
+    bad = omg("lint", str(CASES / "invalid" / "codex_allowed_tools.yaml"))
     assert bad.returncode == 1
-    assert 'error: node "impl": runtime "codex"' in bad.stdout
+    assert 'error: node "impl": runtime: codex with allowed_tools' in bad.stdout
 
     missing = omg("lint", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2
@@ -27,14 +27,14 @@ def test_lint_exit_codes_are_0_valid_1_invalid_2_usage(omg, tmp_path: Path) -> N
 
 
 def test_lint_formats_json_and_github_annotations(omg) -> None:
-    bad = CASES / "invalid" / "runtime_codex.yaml"
+    bad = CASES / "invalid" / "codex_allowed_tools.yaml"
     as_json = omg("lint", "--format", "json", str(bad))
     findings = json.loads(as_json.stdout)
     (err,) = [f for f in findings if f["severity"] == "error"]
-    assert err["node"] == "impl" and err["line"] == 6 and err["code"] == "runtime"
+    assert err["node"] == "impl" and err["line"] == 7 and err["code"] == "codex-field"
 
     gh = omg("lint", "--format", "github", str(bad))
-    assert gh.stdout.startswith(f"::error file={bad},line=6")
+    assert gh.stdout.startswith(f"::error file={bad},line=7")
 
 
 def test_graph_prints_mermaid_with_the_feedback_arc_dashed(omg) -> None:

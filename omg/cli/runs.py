@@ -73,7 +73,7 @@ def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
         if len(versions) > 1:
             _, how = pin_hint(runtime)
             _warn(
-                f"warning: run {run_id!r} ran its {runtime} nodes with {runtime} "
+                f"warning: run {run_id!r} ran its agent nodes with {runtime} "
                 f"{', '.join(versions)}; pin one version ({how}) so legs behave alike"
             )
     print()

@@ -196,7 +196,9 @@ def test_a_missing_claude_binary_is_a_clear_run_error(tmp_path: Path, omg, run_d
     assert json.dumps(rec)  # the record is plain data
 
 
-def test_an_unavailable_runtime_is_refused_before_anything_runs(tmp_path: Path, omg) -> None:
+def test_a_runtime_whose_cli_is_missing_fails_its_node_with_the_install_hint(
+    tmp_path: Path, omg
+) -> None:
     g = write_graph(
         tmp_path,
         """
@@ -207,11 +209,12 @@ def test_an_unavailable_runtime_is_refused_before_anything_runs(tmp_path: Path, 
           - {id: other, run: echo fine}
     """,
     )
-    r = omg_run(omg, g)
-    assert r.code == 3, r.explain()
+    r = omg_run(omg, g, env={"OMG_CODEX_BIN": str(tmp_path / "no-codex")})
+    assert r.code == 1, r.explain()
     assert "Traceback" not in r.err
-    assert 'runtime "codex" is reserved for a later omg' in r.err
-    assert not r.dir.exists(), "a graph refused at load creates no run"
+    impl = r.state()["nodes"]["impl"]
+    assert impl["cause"] == "run_error" and "npm install -g @openai/codex" in impl["detail"]
+    assert r.state()["nodes"]["other"]["verdict"] == "PASS"  # on_fail: continue
 
 
 def test_each_agent_execution_records_its_cli_version_and_a_change_is_warned_about(
