@@ -73,6 +73,10 @@ def _execution(e: Event, runtime: str) -> str:
             verdict += f" ({e['cause']})"
         head = [f"leg {e.get('leg', '?')}", f"round {e.get('round') or 0}", verdict]
     cost = "cost unknown" if e.get("cost_unknown") else f"${float(e.get('cost_usd') or 0):.4f}"
+    used = e.get("usage") or {}
+    tokens = int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
+    if e.get("cost_unknown") and tokens:
+        cost = f"cost unknown ({tokens} tokens)"
     parts = [*head, cost]
     if e.get("duration_s") is not None:
         parts.append(format_duration(float(e["duration_s"])))

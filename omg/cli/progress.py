@@ -48,6 +48,10 @@ class Progress:
             mark, verdict = ("✓", "PASS") if kind == "node_passed" else ("✗", "FAIL")
             prov = f" ({ev['provenance']})" if ev.get("provenance") else ""
             cost = f"  ${ev.get('cost_usd', 0.0):.4f}" if "cost_usd" in ev else ""
+            if ev.get("cost_unknown"):  # never $0.0000 for work whose price is not known
+                used = ev.get("usage") or {}
+                tokens = int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
+                cost = f"  unknown ({tokens} tokens)" if tokens else "  cost unknown"
             detail = f"  {ev['detail']}" if ev.get("detail") else ""
             self._line(f"{mark} {nid}  {verdict}{prov}{rnd}{cost}  {took:.1f}s{detail}")
         elif kind == "node_retried":

@@ -130,3 +130,20 @@ def test_lint_refuses_claude_only_fields_on_codex_and_warns_of_unpriced_budgets(
     said = lint(repo, "name: g\nprices: {default: {input: 1, output: 2}}\n"
                 "nodes:\n  - {id: a, runtime: codex, prompt: p, budget_usd: 2}\n")  # fmt: skip
     assert "cannot be enforced" not in said
+
+
+def test_a_rehearsed_unpriced_node_says_unknown_tokens_as_it_ends(
+    repo: Path, codex_bin: str
+) -> None:
+    (repo / "g.yaml").write_text(UNPRICED)
+    (repo / "s.yaml").write_text(
+        "rules:\n  - name: a\n    when: {node: a, runtime: codex, round: 0, attempt: 1}\n"
+        "    turns: [{text: ok, usage: {input_tokens: 100, output_tokens: 20}}]\n"
+    )
+    env = clean_env(HOME=str(repo.parent / "home"), OMG_CODEX_BIN=codex_bin)
+    done = omg_in_process(
+        "run", "g.yaml", "--run-id", "u", "--rehearse", "s.yaml", cwd=repo, env=env
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "✓ a  PASS (exit-only)  unknown (120 tokens)" in done.stderr  # matched by its headers
+    assert "TOTAL COST: unknown (120 tokens unpriced" in done.stdout
