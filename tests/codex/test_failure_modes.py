@@ -92,6 +92,20 @@ def test_a_timeout_leaves_no_process_behind(stub, env, repo, codex_bin, tmp_path
             break
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+    assert _in(repo) == [], "codex, codex-code-mode-host or a tool outlived the node"
+
+
+def _in(repo: Path) -> list[str]:
+    """The live processes whose working directory is ``repo``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            here = proc.name.isdigit() and Path(proc, "cwd").resolve() == repo.resolve()
+            if here and _state(int(proc.name)) != "Z":
+                found.append(Path(proc, "cmdline").read_text().replace("\0", " "))
+        except OSError:
+            continue
+    return found
 
 
 def _state(pid: int) -> str:
