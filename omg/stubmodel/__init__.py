@@ -1,4 +1,5 @@
-"""The stub model: a loopback stand-in for the Anthropic Messages API, answering from a script."""
+"""The stub model: a loopback stand-in for the Anthropic Messages API and the OpenAI Responses
+API, answering from a script."""
 
 from omg.stubmodel.script import Script, load
 from omg.stubmodel.server import StubModel

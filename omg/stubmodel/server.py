@@ -1,7 +1,8 @@
 """The stand-in server: enough of the Anthropic Messages API for the claude CLI, on loopback.
 
 ``POST /v1/messages`` (streamed as server-sent events, or one JSON message),
-``POST /v1/messages/count_tokens``; every answer comes from the script's first matching rule,
+``POST /v1/messages/count_tokens`` (and ``POST /v1/responses`` for codex: ``responses``); every
+answer comes from the script's first matching rule,
 with plausible ``usage`` so the CLI prices the session. Standard library only.
 """
 

@@ -23,8 +23,3 @@ def price(
     per = rates.get("input", 0.0)
     total = fresh * per + cached * rates.get("cached_input", per) + out * rates.get("output", 0.0)
     return total / 1_000_000
-
-
-def tokens(usage: Mapping[str, int]) -> int:
-    """All tokens of a usage: input (cached among them) and output."""
-    return usage.get("input_tokens", 0) + usage.get("output_tokens", 0)

@@ -56,7 +56,7 @@ def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
     """An Output for a run that ended on its own (not stopped by omg)."""
     sid = s.thread_id
     if s.failure or (res.exit_code not in (0, None) and not s.completed):
-        said = s.failure or (s.errors[-1] if s.errors else "") or _stderr(res) or "no message"
+        said = s.failure or (s.errors[-1] if s.errors else "") or stderr_tail(res) or "no message"
         cause, detail = classify(_clip(said), s.statuses())
         if s.reconnects:
             detail += f" (after {s.reconnects} reconnects)"
@@ -69,7 +69,7 @@ def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
             sid,
             spend,
             "output_error",
-            f"{what}: {_stderr(res)}",
+            f"{what}: {stderr_tail(res)}",
             res.duration_s,
         )
     if not s.reply.strip():
@@ -111,7 +111,8 @@ def stopped(res: ProcResult, s: Stream, timeout_s: float, idle: str | None) -> O
     )
 
 
-def _stderr(res: ProcResult) -> str:
+def stderr_tail(res: ProcResult) -> str:
+    """The end of what codex said on stderr, for a detail."""
     return tail(res.stderr, 500, mark="…(truncated) ")
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from omg.runners.base import Invocation, Output, Step
@@ -160,7 +161,7 @@ class CodexRunner:
             out = reply.stopped(res, stream, inv.timeout_s, idle)
             return _versioned(out, version)
         if res.exit_code in (126, 127):
-            said = reply._stderr(res) or "no output"
+            said = reply.stderr_tail(res) or "no output"
             detail = (
                 f"environment failure: codex exited {res.exit_code}: {said} — {reply.INSTALL_HINT}"
             )
@@ -172,8 +173,6 @@ class CodexRunner:
 
 
 def _versioned(out: Output, version: str) -> Output:
-    from dataclasses import replace
-
     return replace(out, tool_version=version)
 
 
