@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from omg.cli.job import CiJob, LegArgs, Lost
 from omg.cli.leg_report import leg_elsewhere, say
-from omg.cli.report import answer
+from omg.cli.report import Situation, answer
 from omg.errors import MovedOn, RunFailed, StateError, UsageError
 from omg.github.access import refusal
 from omg.github.command import Command, Malformed, parse
@@ -261,6 +261,7 @@ class Job(CiJob):
 
         stamp: EventFields = {**self.stamp(), "pull_request": pr}
         say(f"omg: starting run {rid} of {graph.name!r}")
+        self.show_status(pr["head_sha"], graph.name, Situation("running"), leg=1)
         try:
             return start_run(
                 graph,
@@ -302,6 +303,10 @@ class Job(CiJob):
             self.notes.append(f"run {rid} waits at gate {state['paused_at']}")
             return None
         say(f"omg: continuing run {rid}")
+        head = state.get("pull_request", {}).get("head_sha", "")
+        if head:
+            name = str(state["graph"].get("name") or "")
+            self.show_status(head, name, Situation("running"), leg=len(state["legs"]) + 1)
         try:
             return resume_run(
                 rid,
@@ -374,6 +379,11 @@ class Job(CiJob):
         else:
             self.note(old, "run_superseded", fields, what, nid)
         self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
+        state = open_run(self.args.runs_dir, old).state
+        old_head = state.get("pull_request", {}).get("head_sha", "")
+        if old_head:
+            name = str(state["graph"].get("name") or "")
+            self.show_status(old_head, name, Situation("superseded"))
 
     def state_at(self, rid: str, ref: str) -> tuple[str, int] | None:
         """The run id and seq of the state commit ``ref`` of run ``rid``'s record, if any."""

@@ -170,6 +170,7 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
         "pull-requests": "write",
         "issues": "write",
         "actions": "write",
+        "statuses": "write",
     }
     assert "run-id" in str(doc.get("run-name", "")) or name == "omg-review.yml"
 
