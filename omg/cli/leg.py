@@ -34,11 +34,27 @@ from omg.state.events import EventFields
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
-    from omg.leg.start import LegEnd
+    from omg.leg.start import Environment, LegEnd
 
 
 #: How often a comment's decision is judged again after another leg moved the run first.
 RACE_TRIES = 3
+
+
+def progress_interval(environ: Mapping[str, str]) -> float:
+    """``OMG_PROGRESS_SECONDS``: the least time between two live updates (default 20)."""
+    from omg.leg.pace import INTERVAL
+
+    raw = environ.get("OMG_PROGRESS_SECONDS", "").strip()
+    if not raw:
+        return INTERVAL
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise UsageError(
+            f"OMG_PROGRESS_SECONDS={raw!r} is not a number of seconds; unset it for the default "
+            f"of {INTERVAL:.0f}"
+        ) from None
 
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
@@ -262,12 +278,14 @@ class Job(CiJob):
         stamp: EventFields = {**self.stamp(), "pull_request": pr}
         say(f"omg: starting run {rid} of {graph.name!r}")
         self.show_status(pr["head_sha"], graph.name, Situation("running"), leg=1)
+        env = self.environment(rid)
+        self.watch(rid, env, graph, pr, leg=1)
         try:
             return start_run(
                 graph,
                 source,
                 self.args.inputs,
-                self.environment(rid),
+                env,
                 self.args.limits,
                 run_id=rid,
                 stamp=stamp,
@@ -303,14 +321,17 @@ class Job(CiJob):
             self.notes.append(f"run {rid} waits at gate {state['paused_at']}")
             return None
         say(f"omg: continuing run {rid}")
-        head = state.get("pull_request", {}).get("head_sha", "")
-        if head:
+        pr = state.get("pull_request")
+        if pr is not None:
             name = str(state["graph"].get("name") or "")
-            self.show_status(head, name, Situation("running"), leg=len(state["legs"]) + 1)
+            self.show_status(pr["head_sha"], name, Situation("running"), leg=len(state["legs"]) + 1)
+        env = self.environment(rid, run)
+        if pr is not None:
+            self.watch(rid, env, run.graph, pr, leg=len(state["legs"]) + 1, events=run.rundir)
         try:
             return resume_run(
                 rid,
-                self.environment(rid, run),
+                env,
                 self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,
@@ -330,6 +351,33 @@ class Job(CiJob):
                 self.notes.append(str(exc))  # a note folded in at the leg's start said so
                 return None
             raise
+
+    def watch(
+        self,
+        rid: str,
+        env: Environment,
+        graph: Graph,
+        pr: PullRequestRecord,
+        *,
+        leg: int,
+        events: RunDir | None = None,
+    ) -> None:
+        """Hand the leg's recorder a listener that shows its progress on the PR as it goes."""
+        from omg.cli.live import LiveReport
+        from omg.leg.start import leg_mask
+
+        self.live = LiveReport(
+            self.api,
+            graph,
+            pr["head_sha"],
+            pr["number"],
+            self.links(rid),
+            leg_mask(env, graph),
+            list(events.read_events()) if events is not None else [],
+            leg,
+            interval=progress_interval(self.environ),
+        )
+        env.listeners = [*env.listeners, self.live]
 
     def running_elsewhere(self, rid: str, state: State) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by

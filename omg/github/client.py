@@ -253,6 +253,11 @@ class GitHub:
             return int(found["id"])
         return self._post(number, marker, body)
 
+    def update_comment(self, comment_id: int, body: str) -> None:
+        """Edit omg's comment ``comment_id`` (found once by its marker) to ``body``."""
+        path = f"/repos/{self.repo}/issues/comments/{comment_id}"
+        self._ok(self.request("PATCH", path, {"body": body}), "updating the omg comment")
+
     def post_once(self, number: int, marker: str, body: str) -> int:
         """Post ``body`` (which carries ``marker``) unless a comment with the marker exists —
         looked for first, so a re-run of the job that posted it (GitHub's "Re-run job")
