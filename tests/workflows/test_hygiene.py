@@ -75,7 +75,12 @@ def test_zizmor_finds_nothing() -> None:
 
 
 def test_the_readme_shows_both_workflows_to_copy(readme_workflows: list[Path]) -> None:
-    assert [p.name for p in readme_workflows] == ["omg-review.yml", "omg-resume.yml"]
+    assert [p.name for p in readme_workflows] == [
+        "omg-review.yml",
+        "omg-resume.yml",
+        "omg-dispatch.yml",
+        "omg-nightly.yml",
+    ]
 
 
 def test_zizmor_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
