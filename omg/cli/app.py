@@ -96,6 +96,32 @@ def lint(
     _exit(code)
 
 
+@app.command("init")
+def init_command(
+    path: Annotated[Path, typer.Argument(help="The repository (default: here).")] = Path("."),
+    uses: Annotated[
+        str | None,
+        typer.Option(
+            "--uses",
+            metavar="OWNER/REPO@COMMIT",
+            help="The omg action to pin (default: the commit omg was installed from).",
+        ),
+    ] = None,
+    show: Annotated[
+        str | None,
+        typer.Option(
+            "--show", metavar="FILE", help="Print what omg would write at FILE, to compare."
+        ),
+    ] = None,
+) -> None:
+    """Write the omg workflows and a starter graph; never over a file that differs."""
+    from omg.cli.init import init
+
+    out, code = init(path, uses, show)
+    print(out)
+    _exit(code)
+
+
 @app.command()
 def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
     """Print the graph as a Mermaid flowchart."""
