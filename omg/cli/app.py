@@ -268,8 +268,21 @@ def status(
             "--node", help="One node in detail: its executions and its agent transcripts."
         ),
     ] = None,
+    fetch: Annotated[
+        str | None,
+        typer.Option(
+            "--fetch",
+            metavar="REMOTE",
+            help="The runs on REMOTE's run branches (fetched into refs/remotes/ only).",
+        ),
+    ] = None,
 ) -> None:
     """List runs, or show one run's ledger or one of its nodes."""
+    if fetch is not None:
+        from omg.cli import status as st
+
+        print(st.fetched(fetch, run_id, by_node=by_node))
+        return
     if node is not None:
         from omg.cli.nodeview import show_node
 
