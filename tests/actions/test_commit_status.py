@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from omg.github.commitstatus import LIMIT, clip, describe
 
+from . import openapi
 from .kit import Job, Repo
+from .stand_in import Fault
 
 GATED_CHAIN = """\
 name: pr
@@ -131,3 +135,25 @@ def test_descriptions_stay_within_githubs_limit_and_plain() -> None:
         "running": "pending",
     }
     assert {s: describe(s, gate="g")[0] for s in table} == table
+
+
+def test_a_status_whose_first_try_may_have_landed_is_sent_again_harmlessly(github: Make) -> None:
+    gh = github(GATED_CHAIN)
+    head = gh.push_pr(2, {"code.txt": "v1\n"})
+    gh.api.faults.append(Fault("POST", r"/statuses/", "502-after", times=2))
+    job = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert job.rc == 0 and job.outputs["status"] == "paused", job.stderr
+    # both uncertain tries landed and were repeated: GitHub shows the latest, the same
+    assert shown(gh, head)[0] == "pending" and shown(gh, head)[1].startswith("paused at gate ok")
+    assert len(gh.api.calls("POST", r"/statuses/")) == 4
+
+
+def test_the_rest_description_check_is_able_to_fail() -> None:
+    ok = openapi.check("POST", "/repos/o/r/statuses/" + "a" * 40, {"state": "pending"})
+    assert ok == "POST /repos/{owner}/{repo}/statuses/{sha}"
+    with pytest.raises(AssertionError, match="is not one of"):
+        openapi.check("POST", "/repos/o/r/statuses/" + "a" * 40, {"state": "green"})
+    with pytest.raises(AssertionError, match="no operation"):
+        openapi.check("POST", "/repos/o/r/statuses", {"state": "pending"})
+    with pytest.raises(AssertionError, match="required"):
+        openapi.check("PATCH", "/repos/o/r/issues/comments/5", {"text": "x"})
