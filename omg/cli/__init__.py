@@ -18,6 +18,7 @@ Options:
 
 Commands:
   lint        Check graph files: schema, semantic rules and advisories.
+  init        Write the omg workflows and a starter graph; never over a...
   graph       Print the graph as a Mermaid flowchart.
   run         Start a run: its first leg.
   resume      Run the next leg of a run.

@@ -96,6 +96,32 @@ def lint(
     _exit(code)
 
 
+@app.command("init")
+def init_command(
+    path: Annotated[Path, typer.Argument(help="The repository (default: here).")] = Path("."),
+    uses: Annotated[
+        str | None,
+        typer.Option(
+            "--uses",
+            metavar="OWNER/REPO@COMMIT",
+            help="The omg action to pin (default: the commit omg was installed from).",
+        ),
+    ] = None,
+    show: Annotated[
+        str | None,
+        typer.Option(
+            "--show", metavar="FILE", help="Print what omg would write at FILE, to compare."
+        ),
+    ] = None,
+) -> None:
+    """Write the omg workflows and a starter graph; never over a file that differs."""
+    from omg.cli.init import init
+
+    out, code = init(path, uses, show)
+    print(out)
+    _exit(code)
+
+
 @app.command()
 def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
     """Print the graph as a Mermaid flowchart."""
@@ -242,8 +268,21 @@ def status(
             "--node", help="One node in detail: its executions and its agent transcripts."
         ),
     ] = None,
+    fetch: Annotated[
+        str | None,
+        typer.Option(
+            "--fetch",
+            metavar="REMOTE",
+            help="The runs on REMOTE's run branches (fetched into refs/remotes/ only).",
+        ),
+    ] = None,
 ) -> None:
     """List runs, or show one run's ledger or one of its nodes."""
+    if fetch is not None:
+        from omg.cli import status as st
+
+        print(st.fetched(fetch, run_id, by_node=by_node))
+        return
     if node is not None:
         from omg.cli.nodeview import show_node
 

@@ -4,41 +4,61 @@
   of the PR's head; a new head supersedes the previous head's run.
 - ``issue_comment`` ``/omg approve|reject|retry|status`` on a PR: check who wrote it and the
   state it names, then decide, retry or report.
-- ``workflow_dispatch`` (``run-id``, ``gate``, ``decision``, ``reason``): continue or decide.
+- ``workflow_dispatch`` (``run-id``, ``gate``, ``decision``, ``reason``): continue or decide;
+  with ``graph`` (and no run-id, or one not on the remote yet): start a new run on its ref.
+- ``schedule``: today's run of the graph (``schedule-<graph>-<YYYYMMDD>``), started once a day.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.cli.job import CiJob, LegArgs, Lost
 from omg.cli.leg_report import leg_elsewhere, say
-from omg.cli.report import answer
+from omg.cli.report import Situation, answer
 from omg.errors import MovedOn, RunFailed, StateError, UsageError
 from omg.github.access import refusal
 from omg.github.command import Command, Malformed, parse
 from omg.github.env import actions
-from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_trigger
+from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, Schedule, read_trigger
 from omg.github.markdown import code
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision, Guidance
-from omg.leg.run import Run, open_run, pr_run_id
+from omg.leg.run import Run, dated_run_id, dispatched_run_id, open_run, pr_run_id
 from omg.records import PullRequestRecord
 from omg.state import State
 from omg.state.events import EventFields
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
-    from omg.leg.start import LegEnd
+    from omg.leg.start import Environment, LegEnd
 
 
 #: How often a comment's decision is judged again after another leg moved the run first.
 RACE_TRIES = 3
+
+
+def progress_interval(environ: Mapping[str, str]) -> float:
+    """``OMG_PROGRESS_SECONDS``: the least time between two live updates (default 20)."""
+    from omg.leg.pace import INTERVAL
+
+    raw = environ.get("OMG_PROGRESS_SECONDS", "").strip()
+    if not raw:
+        return INTERVAL
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise UsageError(
+            f"OMG_PROGRESS_SECONDS={raw!r} is not a number of seconds; unset it for the default "
+            f"of {INTERVAL:.0f}"
+        ) from None
 
 
 def leg(args: LegArgs, environ: Mapping[str, str]) -> int:
@@ -59,6 +79,8 @@ class Job(CiJob):
             return self.on_comment(trigger)
         if isinstance(trigger, Dispatch):
             return self.on_dispatch(trigger)
+        if isinstance(trigger, Schedule):
+            return self.on_schedule(trigger)
         return self.skip(f"omg has nothing to do on a {trigger.name} event", quiet=False)
 
     def on_pull_request(self, t: PullRequest) -> int:
@@ -166,12 +188,38 @@ class Job(CiJob):
         self.notes.append(f"run {rid} kept moving; {cmd.text!r} was not applied, comment again")
         return self.report_only(rid, t.number)
 
+    def on_schedule(self, t: Schedule) -> int:
+        """A scheduled job: today's run of the workflow's graph (UTC), started once a day; a
+        second job that day continues it when it has work left, else says it ran."""
+        graph, source = self.graph_file()
+        day = datetime.now(UTC).strftime("%Y%m%d")
+        rid = self.args.run_id or dated_run_id(graph.name, day)
+        if self.fetch(rid):
+            state = open_run(self.args.runs_dir, rid).state
+            if state["status"] in ("passed", "failed", "superseded") or state["paused_at"]:
+                where = f"paused at gate {state['paused_at']}" if state["paused_at"] else ""
+                return self.skip(
+                    f"today's scheduled run {rid} is {where or state['status']} already; the "
+                    "schedule starts no second run of the day (dispatch one with a run id to "
+                    "run again)",
+                    quiet=False,
+                )
+            return self.finish(self.resume(rid), number=None)
+        return self.finish(self.start(graph, source, rid, None), number=None)
+
     def on_dispatch(self, t: Dispatch) -> int:
         rid = t.inputs.get("run-id") or self.args.run_id
+        graph_path = t.inputs.get("graph", "").strip()
+        if graph_path:
+            self.args = replace(self.args, graph=Path(graph_path))
+        if (not rid or not self.fetch(rid)) and graph_path:
+            graph, source = self.graph_file()  # a new run of the graph, on the dispatched ref
+            rid = rid or dispatched_run_id(graph.name, self.gh.run_id or str(time.time_ns()))
+            return self.finish(self.start(graph, source, rid, None), number=None)
         if not rid:
             raise UsageError(
                 "workflow_dispatch needs the run-id input (or --run-id / OMG_RUN_ID): "
-                "which run to continue"
+                "which run to continue — or the graph input, to start a new run"
             )
         if not self.fetch(rid):
             raise StateError(
@@ -256,17 +304,26 @@ class Job(CiJob):
                 return graph.approvers
         return tuple(state["graph"].get("approvers") or ())
 
-    def start(self, graph: Graph, source: Path, rid: str, pr: PullRequestRecord) -> LegEnd | None:
+    def start(
+        self, graph: Graph, source: Path, rid: str, pr: PullRequestRecord | None
+    ) -> LegEnd | None:
+        """A new run's first leg; ``pr``: the pull request head it judges (None for a run a
+        dispatch or schedule started: it reports in the step summary only)."""
         from omg.leg.start import start_run
 
-        stamp: EventFields = {**self.stamp(), "pull_request": pr}
+        stamp: EventFields = {**self.stamp()}
         say(f"omg: starting run {rid} of {graph.name!r}")
+        env = self.environment(rid)
+        if pr is not None:
+            stamp["pull_request"] = pr
+            self.show_status(pr["head_sha"], graph.name, Situation("running"), leg=1)
+            self.watch(rid, env, graph, pr, leg=1)
         try:
             return start_run(
                 graph,
                 source,
                 self.args.inputs,
-                self.environment(rid),
+                env,
                 self.args.limits,
                 run_id=rid,
                 stamp=stamp,
@@ -302,10 +359,17 @@ class Job(CiJob):
             self.notes.append(f"run {rid} waits at gate {state['paused_at']}")
             return None
         say(f"omg: continuing run {rid}")
+        pr = state.get("pull_request")
+        if pr is not None:
+            name = str(state["graph"].get("name") or "")
+            self.show_status(pr["head_sha"], name, Situation("running"), leg=len(state["legs"]) + 1)
+        env = self.environment(rid, run)
+        if pr is not None:
+            self.watch(rid, env, run.graph, pr, leg=len(state["legs"]) + 1, events=run.rundir)
         try:
             return resume_run(
                 rid,
-                self.environment(rid, run),
+                env,
                 self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,
@@ -325,6 +389,33 @@ class Job(CiJob):
                 self.notes.append(str(exc))  # a note folded in at the leg's start said so
                 return None
             raise
+
+    def watch(
+        self,
+        rid: str,
+        env: Environment,
+        graph: Graph,
+        pr: PullRequestRecord,
+        *,
+        leg: int,
+        events: RunDir | None = None,
+    ) -> None:
+        """Hand the leg's recorder a listener that shows its progress on the PR as it goes."""
+        from omg.cli.live import LiveReport
+        from omg.leg.start import leg_mask
+
+        self.live = LiveReport(
+            self.api,
+            graph,
+            pr["head_sha"],
+            pr["number"],
+            self.links(rid),
+            leg_mask(env, graph),
+            list(events.read_events()) if events is not None else [],
+            leg,
+            interval=progress_interval(self.environ),
+        )
+        env.listeners = [*env.listeners, self.live]
 
     def running_elsewhere(self, rid: str, state: State) -> str:
         """Why no comment may start a leg of the run now — its last leg is open, carried by
@@ -374,6 +465,11 @@ class Job(CiJob):
         else:
             self.note(old, "run_superseded", fields, what, nid)
         self.notes.append(f"run {old} (the previous head) is superseded; its record is kept")
+        state = open_run(self.args.runs_dir, old).state
+        old_head = state.get("pull_request", {}).get("head_sha", "")
+        if old_head:
+            name = str(state["graph"].get("name") or "")
+            self.show_status(old_head, name, Situation("superseded"))
 
     def state_at(self, rid: str, ref: str) -> tuple[str, int] | None:
         """The run id and seq of the state commit ``ref`` of run ``rid``'s record, if any."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from omg.cli import exits
 from omg.cli.report import Links, Situation, annotation_lines, answer, comment, markdown, marker
 from omg.github import outputs
 from omg.github.client import GitHub
+from omg.github.commitstatus import context, describe
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
@@ -37,6 +39,12 @@ def leg_elsewhere(state: State, job_run_id: str) -> str:
     if carrier and carrier == job_run_id:
         return ""  # this job's own earlier attempt, cut short: its re-run continues it
     return f"workflow run {carrier}" if carrier else "another process"
+
+
+def calls_table(calls: Mapping[str, int]) -> str:
+    """The step summary's account of this job's GitHub REST calls, by endpoint (one line)."""
+    each = ", ".join(f"`{what}` {n}" for what, n in sorted(calls.items()))
+    return f"\nGitHub REST calls of this job: {sum(calls.values())}{': ' + each if each else ''}\n"
 
 
 class Reporting(ABC):
@@ -141,6 +149,11 @@ class Reporting(ABC):
             if number is not None and state["status"] != "superseded" and not running:
                 body = comment(graph, state, events, sit, links, number)
                 self.api.upsert_comment(number, marker(number, graph.name), mask.text(body))
+            # The judged head's status, whichever branch this leg ran on (a dispatched or
+            # comment leg's own check never reaches the PR); left to a leg running now.
+            head = state.get("pull_request", {}).get("head_sha", "")
+            if head and not running:
+                self.show_status(head, graph.name, sit, leg=len(state["legs"]))
             if number is not None and reply is not None:
                 key, login = reply
                 said = (
@@ -152,8 +165,19 @@ class Reporting(ABC):
                 self.api.post_once(number, key, mask.text(answer(key, login, said)))
         finally:
             outputs.write_outputs(self.gh.output, values, mask=mask)
+            outputs.write_summary(self.gh.summary, calls_table(self.api.calls))
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
         return exits.FAILED if sit.status == "failed" else exits.PASSED
+
+    def show_status(self, head: str, graph_name: str, sit: Situation, *, leg: int = 0) -> None:
+        """Set ``omg/<graph>`` on the judged head to what ``sit`` says, linking this leg's run."""
+        note = ""
+        if sit.status == "superseded":
+            note = "a newer head of the pull request is judged by a run of its own"
+        state, description = describe(
+            sit.status, gate=sit.gate, ref=sit.state_ref, leg=leg, note=note
+        )
+        self.api.set_status(head, context(graph_name), state, description, self.gh.run_url)
 
     def dispatch(self, rid: str, leg: int) -> str:
         """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).

@@ -154,6 +154,8 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
             "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes "
             "(`/omg retry <guidance>` gives them your words as `{{ guidance }}`)."
         )
+    if sit.status == "running":
+        return "**Next:** a leg is running; this comment updates as its nodes start and settle."
     if sit.status == "superseded":
         return "**Next:** nothing here; the run for the new head reports below or in its comment."
     return "**Next:** nothing; the run is settled."

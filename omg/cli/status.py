@@ -104,6 +104,81 @@ def _row(path: Path) -> tuple[str, str, str, str, str]:
     return (name, graph, derived, str(len(state["legs"])), f"${state['cost_usd']:.4f}")
 
 
+def remote_derive(state: State) -> str:
+    """A fetched run's status as its record says: running (in which workflow run), paused at
+    which gate, waiting for its next leg, passed, failed, superseded."""
+    legs = state["legs"]
+    if legs and legs[-1]["outcome"] is None:
+        carrier = legs[-1].get("ci", {}).get("workflow_run_id", "")
+        return f"running in workflow run {carrier}" if carrier else "running (not in CI)"
+    if state["status"] == "paused":
+        if state["paused_at"]:
+            return f"paused at gate {state['paused_at']}"
+        return "waiting for its next leg"
+    return str(state["status"])
+
+
+def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
+    """``status --fetch REMOTE [RUN]``: the remote's run branches fetched into
+    ``refs/remotes/`` (nothing else local changes), then listed, or one run's ledger."""
+    import json
+
+    from omg.git.repo import open_repo
+    from omg.github.env import git_tokens
+    from omg.state.events import Event
+
+    repo = open_repo(Path.cwd(), tokens=git_tokens(os.environ))
+    if repo is None:
+        raise StateError("`omg status --fetch` runs inside a git repository (it fetches refs)")
+    if run_id is not None:
+        check_run_id(run_id)
+    repo.fetch(remote, ["refs/heads/omg/runs/*"])
+    runs = repo.remote_runs(remote)
+    if run_id is not None:
+        if run_id not in runs:
+            raise StateError(
+                f"{remote} has no run {run_id!r}; `omg status --fetch {remote}` lists its runs"
+            )
+        ref = repo.remote_ref(remote, run_id)
+        log = repo.read_run_log(run_id, ref=ref)
+        try:
+            events: list[Event] = [json.loads(ln) for ln in log.splitlines() if ln.strip()]
+            state = fold(events)
+            graph = graph_from_data(state["graph"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StateError(
+                f"run {run_id!r} on {remote} has a damaged record ({str(exc)[:80]}); "
+                f"`git log {ref}` shows its commits"
+            ) from None
+        table = ledger.render(graph, state, events, by_node=by_node)
+        return (
+            f"{table}\n\nstatus on {remote}: {remote_derive(state)} ({len(state['legs'])} "
+            f"leg(s), at {runs[run_id][:12]})"
+        )
+    rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
+    for rid in runs:
+        try:
+            text = repo.read_run_file(rid, "state.json", ref=repo.remote_ref(remote, rid))
+            state = json.loads(text)
+            rows.append(
+                (
+                    rid,
+                    str(state["graph"].get("name", "")),
+                    remote_derive(state),
+                    str(len(state["legs"])),
+                    f"${state['cost_usd']:.4f}",
+                )
+            )
+        except (OmgError, ValueError, KeyError, TypeError) as exc:
+            rows.append((rid, "?", f"damaged: {str(exc)[:60]}", "?", "?"))
+    if len(rows) == 1:
+        return f"no runs on {remote}"
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
+
+
 def replay(runs_dir: Path, run_id: str, *, write: bool = False) -> tuple[str, int]:
     """Fold the event log from nothing and compare with state.json (exit 0 equal, 1 differ).
 

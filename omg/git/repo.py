@@ -192,6 +192,22 @@ class RunRepo:
             tracking = remotes.tracking_name(self._repo, remote)
             return head(self._repo, remote_run_ref(tracking, run_id))
 
+    def remote_runs(self, remote: str) -> dict[str, str]:
+        """After a fetch: every run branch of ``remote`` this repository holds, id → commit."""
+        with self._lock, translated(f"listing {remote}'s run branches", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote)
+            prefix = remote_run_ref(tracking, "x")[:-1]
+            return {
+                name.removeprefix(prefix): str(self._repo.references[name].target)
+                for name in sorted(self._repo.references)
+                if name.startswith(prefix) and "/" not in name.removeprefix(prefix)
+            }
+
+    def remote_ref(self, remote: str, run_id: str) -> str:
+        """The remote-tracking ref of ``remote``'s run branch ``run_id`` (fetched or not)."""
+        with self._lock, translated(f"naming {remote}'s omg/runs/{run_id}", _FIX):
+            return remote_run_ref(remotes.tracking_name(self._repo, remote), run_id)
+
     def adopt_remote_run(self, remote: str, run_id: str) -> str:
         """Fast-forward the local run branch to the fetched remote one; return its head.
 

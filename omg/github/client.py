@@ -1,6 +1,6 @@
 """The GitHub REST client: every call omg makes to GitHub, with timeouts, retries and no repeats.
 
-Standard library only (urllib): omg needs seven endpoints, and a dependency would cost every
+Standard library only (urllib): omg needs eight endpoints, and a dependency would cost every
 action install more than these lines cost to read. The retry rules:
 
 - a rate limit (429, or 403 saying "rate limit") is a refusal — nothing happened — so any
@@ -14,9 +14,11 @@ action install more than these lines cost to read. The retry rules:
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -114,6 +116,9 @@ class GitHub:
         self.backoff = backoff  # the wait after a first 5xx, doubled on each try after
         self.sleep = sleep
         self.warn = warn
+        #: Every request sent (each try), by method and endpoint: the leg's share of the
+        #: token's rate limit (1,000 requests an hour per repository for GITHUB_TOKEN).
+        self.calls: Counter[str] = Counter()
 
     # -- the one request path ----------------------------------------------------------
 
@@ -160,6 +165,7 @@ class GitHub:
         )
 
     def _send(self, method: str, url: str, body: Mapping[str, Any] | None) -> Reply:
+        self.calls[f"{method} {endpoint(url, self.repo)}"] += 1
         data = None if body is None else json.dumps(self.mask.record(dict(body))).encode()
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Accept", "application/vnd.github+json")
@@ -247,6 +253,11 @@ class GitHub:
             return int(found["id"])
         return self._post(number, marker, body)
 
+    def update_comment(self, comment_id: int, body: str) -> None:
+        """Edit omg's comment ``comment_id`` (found once by its marker) to ``body``."""
+        path = f"/repos/{self.repo}/issues/comments/{comment_id}"
+        self._ok(self.request("PATCH", path, {"body": body}), "updating the omg comment")
+
     def post_once(self, number: int, marker: str, body: str) -> int:
         """Post ``body`` (which carries ``marker``) unless a comment with the marker exists —
         looked for first, so a re-run of the job that posted it (GitHub's "Re-run job")
@@ -262,6 +273,18 @@ class GitHub:
             "POST", path, {"body": body}, done=lambda: self.find_comment(number, marker)
         )
         return int(self._ok(reply, f"posting a comment on #{number}")["id"])
+
+    def set_status(
+        self, sha: str, context: str, state: str, description: str, target_url: str
+    ) -> None:
+        """Set the commit status ``context`` of ``sha``. Setting it again to the same values
+        changes nothing GitHub shows (the latest status of a context is the one that counts), so
+        an uncertain try is simply repeated."""
+        body: dict[str, str] = {"state": state, "context": context, "description": description}
+        if target_url.startswith(("https://", "http://")):
+            body["target_url"] = target_url
+        reply = self.request("POST", f"/repos/{self.repo}/statuses/{sha}", body, done=_again)
+        self._ok(reply, f"setting the status {context} of {sha[:12]}")
 
     def dispatch(
         self, workflow: str, ref: str, inputs: Mapping[str, str], *, title: str
@@ -314,6 +337,22 @@ class _Limited(Exception):
 class _Unsure(Exception):
     def __init__(self, what: str) -> None:
         self.what = what
+
+
+_ID = re.compile(r"^(?:\d+|[0-9a-f]{40})$")
+
+
+def endpoint(url: str, repo: str) -> str:
+    """A request's endpoint, its ids and shas as ``{id}`` (``/statuses/{id}``), no query."""
+    path = url.split("?", 1)[0]
+    path = path[path.find(f"/repos/{repo}") :] if f"/repos/{repo}" in path else path
+    path = path.replace(f"/repos/{repo}", "/repos/{owner}/{repo}", 1)
+    return "/".join("{id}" if _ID.match(part) else part for part in path.split("/"))
+
+
+def _again() -> None:
+    """A ``done`` for a request that may be repeated: nothing to find, so send it again."""
+    return None
 
 
 def _by_bot(comment: IssueComment) -> bool:

@@ -49,16 +49,23 @@ class Dispatch:
 
 
 @dataclass(frozen=True)
+class Schedule:
+    """A schedule event: the cron line that fired."""
+
+    cron: str = ""
+
+
+@dataclass(frozen=True)
 class Other:
     """Any other event: omg has nothing to do on it."""
 
     name: str
 
 
-Trigger = PullRequest | Comment | Dispatch | Other
+Trigger = PullRequest | Comment | Dispatch | Schedule | Other
 
 
-EVENTS = ("pull_request", "pull_request_target", "issue_comment", "workflow_dispatch")
+EVENTS = ("pull_request", "pull_request_target", "issue_comment", "workflow_dispatch", "schedule")
 
 
 def read_trigger(event_name: str, path: Path | None) -> Trigger:
@@ -79,6 +86,8 @@ def read_trigger(event_name: str, path: Path | None) -> Trigger:
     try:
         if event_name == "issue_comment":
             return _comment(payload)
+        if event_name == "schedule":
+            return Schedule(str(payload.get("schedule") or ""))
         if event_name == "workflow_dispatch":
             inputs = payload.get("inputs") or {}
             return Dispatch({str(k): "" if v is None else str(v) for k, v in inputs.items()})

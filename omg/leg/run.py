@@ -48,3 +48,16 @@ def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
     head = head_sha[:7]
     name = slug(graph_name or "graph", MAX_RUN_ID - len(f"pr-{number}--{head}"))
     return f"pr-{number}-{name}-{head}"
+
+
+def dated_run_id(graph_name: str, day: str) -> str:
+    """``schedule-<graph>-<YYYYMMDD>``: one scheduled run of a graph a day (UTC), so a second
+    scheduled job that day finds it and continues or refuses, never starts another."""
+    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"schedule--{day}"))
+    return f"schedule-{name}-{day}"
+
+
+def dispatched_run_id(graph_name: str, workflow_run: str) -> str:
+    """``dispatch-<graph>-<workflow run id>``: a run a dispatch started without naming one."""
+    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"dispatch--{workflow_run}"))
+    return f"dispatch-{name}-{workflow_run}"

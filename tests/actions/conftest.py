@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from githttp import serving
 
+from . import openapi
 from .kit import TOKEN, Repo
 from .stand_in import StandIn
 
@@ -18,6 +19,9 @@ def api() -> Iterator[StandIn]:
     server = stand_in.start()
     yield stand_in
     server.shutdown()
+    # every request of every simulated job is one GitHub's REST description has
+    for r in stand_in.requests:
+        openapi.check(r.method, r.path, r.body)
 
 
 @pytest.fixture

@@ -49,6 +49,7 @@ class StandIn:
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
     comments: list[dict[str, Any]] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)  # dispatched workflow runs
+    statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # sha → oldest first
     faults: list[Fault] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
     run_details: bool = True  # whether a dispatch returns the new run's id
@@ -71,6 +72,11 @@ class StandIn:
 
     def calls(self, method: str, pattern: str = "") -> list[Request]:
         return [r for r in self.requests if r.method == method and re.search(pattern, r.path)]
+
+    def status(self, sha: str, context: str) -> dict[str, Any] | None:
+        """The latest status of ``context`` on ``sha`` (what GitHub shows), None if never set."""
+        found = [s for s in self.statuses.get(sha, []) if s["context"] == context]
+        return found[-1] if found else None
 
     def add_comment(
         self, number: int, body: str, login: str = "someone", kind: str = "User"
@@ -166,6 +172,15 @@ class StandIn:
                     "html_url": run["html_url"],
                 }
             return 204, None
+        if m := re.fullmatch(r"/statuses/([0-9a-f]{40})", rest):
+            if body.get("state") not in ("pending", "success", "failure", "error"):
+                return 422, {"message": "Validation Failed"}
+            if len(body.get("description") or "") > 140:
+                return 422, {"message": "description is too long (maximum is 140 characters)"}
+            with self._lock:  # ids of their own: comment ids stay as tests expect them
+                made = {"id": 1 + sum(map(len, self.statuses.values())), **body}
+                self.statuses.setdefault(m.group(1), []).append(made)
+            return 201, made
         if m := re.fullmatch(r"/actions/workflows/([^/]+)/runs", rest):
             mine = [r for r in self.runs if r["workflow"] == m.group(1)]
             return 200, {"total_count": len(mine), "workflow_runs": list(reversed(mine))}

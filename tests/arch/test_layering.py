@@ -91,6 +91,7 @@ PURE = (
     "fastschema.py",
     "spend.py",
     "nodefile.py",
+    "github/commitstatus.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 

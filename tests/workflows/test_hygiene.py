@@ -75,7 +75,12 @@ def test_zizmor_finds_nothing() -> None:
 
 
 def test_the_readme_shows_both_workflows_to_copy(readme_workflows: list[Path]) -> None:
-    assert [p.name for p in readme_workflows] == ["omg-review.yml", "omg-resume.yml"]
+    assert [p.name for p in readme_workflows] == [
+        "omg-review.yml",
+        "omg-resume.yml",
+        "omg-dispatch.yml",
+        "omg-nightly.yml",
+    ]
 
 
 def test_zizmor_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
@@ -170,6 +175,7 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
         "pull-requests": "write",
         "issues": "write",
         "actions": "write",
+        "statuses": "write",
     }
     assert "run-id" in str(doc.get("run-name", "")) or name == "omg-review.yml"
 
