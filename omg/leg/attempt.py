@@ -189,6 +189,7 @@ def execute(
                 detail=prev[1].detail,
                 cost_usd=prev[0].spend.cost_usd,
                 cost_unknown=prev[0].spend.cost_unknown or None,
+                cost_anomaly=prev[0].spend.anomaly,
                 session_id=session,
             )
         inv = Invocation(

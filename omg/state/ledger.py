@@ -45,6 +45,7 @@ class Row:
     cause: str | None = None
     detail: str = ""
     retries: int = 0
+    anomaly: str = ""  # a cost that could not be priced as reported (recorded as $0)
 
 
 @dataclass
@@ -60,6 +61,11 @@ class Ledger:
     @property
     def cost_unknown(self) -> bool:
         return any(r.cost_unknown for r in self.rows)
+
+    @property
+    def anomalies(self) -> int:
+        """Executions whose cost could not be priced as reported."""
+        return sum(1 for r in self.rows if r.anomaly)
 
     @property
     def retries(self) -> int:
@@ -97,6 +103,7 @@ def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
             row.attempts += started is not None  # a decision or a refusal is no attempt
             row.cost_usd = round(row.cost_usd + float(ev.get("cost_usd", 0.0) or 0.0), 10)
             row.cost_unknown = row.cost_unknown or bool(ev.get("cost_unknown"))
+            row.anomaly = str(ev.get("cost_anomaly") or row.anomaly)
             reason = ev.get("reason")
             if kind == "node_retried" and reason == "retry":
                 row.retries += 1
@@ -142,4 +149,6 @@ def _detail(row: Row, limits: Limits) -> str:
         said = said.replace("feedback round ", "fires round ", 1)
     if said and said != f"feedback round {row.round}" and not said.startswith("passed after "):
         parts.append(said)
+    if row.anomaly:  # first, so a clipped detail still shows it
+        parts.insert(0, f"cost anomaly: {row.anomaly}")
     return "; ".join(parts)
