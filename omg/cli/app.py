@@ -188,9 +188,15 @@ def resume(
         list[str] | None,
         typer.Option("--input", "-i", help="name=value: the run's secret inputs, again."),
     ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Render the next leg's invocations, run nothing.")
+    ] = False,
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
+
+    if dry_run:
+        _exit(commands.dry_resume(runs_dir, run_id))
 
     if approve and reject:
         raise UsageError("--approve and --reject are mutually exclusive; decide one gate per leg")

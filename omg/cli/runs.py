@@ -12,7 +12,7 @@ from pathlib import Path
 from omg.cli import exits, ledger
 from omg.cli.next import next_block
 from omg.cli.progress import Progress
-from omg.errors import Hint, UsageError
+from omg.errors import Hint, StateError, UsageError
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.leg.decisions import Decision
@@ -217,6 +217,27 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
     if advisories:
         print("\nadvisories (as `omg lint` gives them):")
         print("\n".join(f.as_text() for f in advisories))
+    return exits.PASSED
+
+
+def dry_resume(runs_dir: Path, run_id: str) -> int:
+    """The next leg's invocations as they would run now: from the run's snapshot and inputs,
+    the passed nodes left out, the run budget shown as what is left of it."""
+    from omg.graph.load import graph_from_snapshot
+    from omg.leg.dryrun import render_plan
+    from omg.state.store import load_run
+
+    rundir = RunDir(runs_dir / check_run_id(run_id))
+    if not rundir.exists():
+        raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
+    state, _ = load_run(rundir)
+    graph = graph_from_snapshot(state["graph"], state["graph_source"])
+    passed = frozenset(n for n, rec in state["nodes"].items() if rec.get("verdict") == "PASS")
+    mask = leg_mask(Environment(runs_dir=runs_dir, root=Path.cwd()), graph, state["inputs"])
+    source = Path(state["graph_source"])
+    plan = render_plan(graph, source, state["inputs"], spent=state["cost_usd"], passed=passed)
+    print(f"Run {run_id!r}, leg {len(state['legs']) + 1}:")
+    print(mask.text(plan))
     return exits.PASSED
 
 
