@@ -191,6 +191,14 @@ def resume(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Render the next leg's invocations, run nothing.")
     ] = False,
+    approve_spend: Annotated[
+        float | None,
+        typer.Option(
+            "--approve-spend",
+            metavar="USD",
+            help="Let this run spend USD more beyond the spend caps (pr/day_budget_usd).",
+        ),
+    ] = None,
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
@@ -222,6 +230,7 @@ def resume(
             by_node=by_node,
             rehearse=rehearse,
             inputs=_parse_inputs(input or []),
+            approve_spend=approve_spend,
         )
     )
 

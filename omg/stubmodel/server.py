@@ -208,6 +208,28 @@ def _error_body(fail: Failure) -> ErrorBody:
     }
 
 
+#: The claim each scripted usage limit stands for, as the unified rate-limit headers name it.
+_LIMIT_CLAIMS = {"session": "five_hour", "weekly": "seven_day"}
+
+
+def _error_headers(fail: Failure) -> dict[str, str]:
+    """An API error answer's headers: retry-after, and a subscription limit's unified headers."""
+    out = {"x-should-retry": "true"}
+    if fail.retry_after is not None:
+        out["retry-after"] = f"{fail.retry_after:g}"
+    if fail.limit is not None:
+        reset = time.time() + (3600.0 if fail.resets_in is None else fail.resets_in)
+        out.update(
+            {
+                "x-should-retry": "false",
+                "anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-representative-claim": _LIMIT_CLAIMS[fail.limit],
+                "anthropic-ratelimit-unified-reset": str(int(reset)),
+            }
+        )
+    return out
+
+
 def _sse(message: Message) -> Iterator[bytes]:
     """A message as the stream of events the API sends for it."""
 
@@ -285,14 +307,7 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 time.sleep(rule.hang_s)
             if rule is not None and rule.error is not None:
                 stub.seen.append(Seen(req, rule.name, rule.error.status))
-                extra = (
-                    {}
-                    if rule.error.retry_after is None
-                    else {"retry-after": f"{rule.error.retry_after:g}"}
-                )
-                self._json(
-                    rule.error.status, _error_body(rule.error), {**extra, "x-should-retry": "true"}
-                )
+                self._json(rule.error.status, _error_body(rule.error), _error_headers(rule.error))
                 return
             stub.seen.append(Seen(req, rule.name if rule else "", 200))
             message = stub.message(rule, req, str(body.get("model") or "claude-stub"))

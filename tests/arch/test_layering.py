@@ -21,6 +21,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "fastschema": set(),
     "mask": set(),
     "spend": set(),
+    "spendbook": {"errors"},
     "nodefile": set(),
     "graphdata": set(),
     "records": {"kinds", "graphdata"},
@@ -46,6 +47,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
         "mask",
         "spend",
+        "spendbook",
         "nodefile",
         "records",
         "graphdata",
@@ -66,6 +68,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "dotomg",
         "mask",
         "spend",
+        "spendbook",
         "nodefile",
         "records",
         "graphdata",
@@ -90,6 +93,9 @@ PURE = (
     "kinds.py",
     "fastschema.py",
     "spend.py",
+    "spendbook.py",
+    "runners/limits.py",
+    "leg/wait.py",
     "nodefile.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
