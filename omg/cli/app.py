@@ -5,11 +5,12 @@ Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fa
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Literal, NoReturn, cast
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, cast
 
 # Plain help and errors: typer's rich extras cost ~150 ms at every start (a pre-commit hook's
 # budget); set before typer is imported, it reaches no child (child environments are
@@ -21,6 +22,9 @@ import typer
 from omg.cli import exits
 from omg.cli.next import next_step
 from omg.errors import OmgError, UsageError
+
+if TYPE_CHECKING:
+    from omg.leg.caps import SpendCaps
 
 app = typer.Typer(
     name="omg",
@@ -335,6 +339,33 @@ def leg_command(
             "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="Fan-out: jobs a wave."
         ),
     ] = None,
+    pr_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--pr-budget-usd",
+            envvar="OMG_PR_BUDGET_USD",
+            help="Spend cap over all runs of one pull request (replaces the graph's).",
+        ),
+    ] = None,
+    day_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--day-budget-usd",
+            envvar="OMG_DAY_BUDGET_USD",
+            help="Spend cap over all runs of the repository in one UTC day (replaces the graph's).",
+        ),
+    ] = None,
+    limit_wait: Annotated[
+        float | None,
+        typer.Option(
+            "--limit-wait",
+            envvar="OMG_LIMIT_WAIT",
+            min=0,
+            max=86400,
+            help="Seconds a run paused for a provider's limit waits before a scheduled leg "
+            "tries again (default: 1800 for a usage limit, 300 for a rate limit).",
+        ),
+    ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
@@ -343,7 +374,12 @@ def leg_command(
     from omg.leg.loop import LegOptions
 
     inputs = _parse_inputs(input or [])
-    limits = LegOptions(max_minutes=max_minutes, max_nodes=max_nodes)
+    limits = LegOptions(
+        max_minutes=max_minutes,
+        max_nodes=max_nodes,
+        limit_wait_s=limit_wait,
+        caps=_caps(pr_budget_usd, day_budget_usd),
+    )
     args = LegArgs(
         graph, run_id or None, limits, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
@@ -353,6 +389,17 @@ def leg_command(
 
         _exit(fanout(args, os.environ))
     _exit(job.leg(args, os.environ))
+
+
+def _caps(pr_usd: float | None, day_usd: float | None) -> SpendCaps | None:
+    """The spend caps given to `omg leg` (the action's inputs), each a finite amount > 0."""
+    from omg.leg.caps import SpendCaps
+
+    for flag, value in (("--pr-budget-usd", pr_usd), ("--day-budget-usd", day_usd)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{flag} {value} must be an amount of dollars > 0")
+    caps = SpendCaps(pr_usd, day_usd)
+    return caps if caps else None
 
 
 @app.command("plan")

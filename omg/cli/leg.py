@@ -2,15 +2,17 @@
 
 - ``pull_request`` (opened, synchronize, reopened, ready_for_review): start or continue the run
   of the PR's head; a new head supersedes the previous head's run.
-- ``issue_comment`` ``/omg approve|reject|retry|status`` on a PR: check who wrote it and the
-  state it names, then decide, retry or report.
+- ``issue_comment`` ``/omg approve|reject|retry|status|approve-spend`` on a PR: check who wrote
+  it and the state it names, then decide, retry, approve more spend or report.
 - ``workflow_dispatch`` (``run-id``, ``gate``, ``decision``, ``reason``): continue or decide.
+- ``schedule``: continue the runs whose wait is over (a provider's limit, a day's spend cap).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +61,8 @@ class Job(CiJob):
             return self.on_comment(trigger)
         if isinstance(trigger, Dispatch):
             return self.on_dispatch(trigger)
+        if trigger.name == "schedule":
+            return self.on_schedule()
         return self.skip(f"omg has nothing to do on a {trigger.name} event", quiet=False)
 
     def on_pull_request(self, t: PullRequest) -> int:
@@ -148,7 +152,21 @@ class Job(CiJob):
                 self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")
                 return self.report_only(rid, t.number)
             again = f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again"
-            if isinstance(verdict, AlreadyApplied):
+            if cmd.verb == "approve-spend":
+                written = f"{cmd.text} (comment {t.comment_id})"
+                if any(
+                    ev["event"] == "run_started" and ev.get("command") == written
+                    for ev in rundir.read_events()
+                ):  # a re-run of the job that recorded it: never approved twice
+                    self.notes.append(f"{cmd.text!r} is on record")
+                    return self.report_only(rid, t.number)
+                approval: EventFields = {
+                    "approved_usd": cmd.amount,
+                    "by": t.login,
+                    "command": written,
+                }
+                act = partial(self.resume, rid, run=run, contest=True, stamp=approval)
+            elif isinstance(verdict, AlreadyApplied):
                 act = partial(self.resume, rid, run=run, quiet_if_paused=True)
             elif verdict.decision is None:
                 act = partial(self.resume, rid, run=run, retry_failed=True, contest=True)
@@ -221,6 +239,31 @@ class Job(CiJob):
         number = pr["number"] if pr is not None else None
         return self.finish(end, number=number)
 
+    def on_schedule(self) -> int:
+        """A scheduled job: continue each run whose wait is over — paused for a provider's
+        limit (from its conservative earliest retry on: a limit still in force pauses it
+        again, so the schedule polls) or at a day's spend cap (from the next UTC day)."""
+        from omg.leg.wait import ended
+
+        now = datetime.now(UTC)
+        waits = self.runs.waits()
+        due = sorted(rid for rid, data in waits.items() if ended(data, now))
+        if not due:
+            return self.skip(
+                f"no run waits to be continued now ({len(waits)} waiting)", quiet=False
+            )
+        code = 0
+        for rid in due:  # one leg each, one after the other
+            if not self.fetch(rid):
+                say(f"omg: run {rid} waits on {self.args.push}, but its branch is gone")
+                continue
+            run = open_run(self.args.runs_dir, rid)
+            pr = run.state.get("pull_request")
+            end = self.resume(rid, run=run)
+            code = max(code, self.finish(end, number=pr["number"] if pr is not None else None))
+            self.notes.clear()
+        return code
+
     # -- the pieces ----------------------------------------------------------------------
 
     def graph_file(self) -> tuple[Graph, Path]:
@@ -274,6 +317,7 @@ class Job(CiJob):
         quiet_if_paused: bool = False,
         contest: bool = False,
         run: Run | None = None,
+        stamp: EventFields | None = None,
     ) -> LegEnd | None:
         """Run the run's next leg; None when nothing may run. ``run``: the run as the caller
         opened it, unchanged since. With ``contest`` a lost race raises MovedOn for the caller
@@ -298,7 +342,7 @@ class Job(CiJob):
                 self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,
-                stamp=self.stamp(),
+                stamp={**self.stamp(), **(stamp or {})},
             )
         except MovedOn as lost:
             if contest:

@@ -7,6 +7,7 @@ in force pauses it again — polling, which the resume workflow's schedule drive
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
@@ -49,6 +50,17 @@ def due(wait: WaitRecord, now: datetime) -> bool:
     except ValueError:
         return True  # an unreadable bound holds nothing back: the next try finds out
     return now >= at
+
+
+def ended(data: bytes, now: datetime) -> bool:
+    """Whether a recorded wait (``wait.json`` on ``refs/omg/waits/<run>``) is over at ``now``;
+    one omg cannot read holds nothing back (the leg finds out what the run needs)."""
+    try:
+        raw = json.loads(data)
+        bound = str(raw["not_before"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return True
+    return due({"node_id": "", "kind": "rate", "said": "", "resets": "", "not_before": bound}, now)
 
 
 def describe(wait: WaitRecord) -> str:
