@@ -3,7 +3,8 @@
 An execution is one ``node_started`` and everything up to the event that ends it: its retries
 (``node_retried`` reason ``retry``) ride along, and it ends with ``node_passed``,
 ``node_failed`` or a ``node_retried`` that closes it (``feedback``: its arc fired;
-``exhausted``: its loop escalated to a gate; ``leg_budget``: deferred to the next leg). A gate
+``exhausted``: its loop escalated to a gate; ``leg_budget``: deferred to the next leg;
+``limit``: a provider's limit stopped it, the run waits). A gate
 decision, or a node refused before it could start, is an execution of no attempts. An
 execution still open when the stream ends was cut by a killed leg (or is running now). Every
 event that carries a cost belongs to exactly one row, so the rows' costs sum to the state's.
@@ -17,8 +18,13 @@ from typing import Literal
 
 from omg.state.events import Event
 
-RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "CUT", "RUNNING"]
-_CLOSING = {"feedback": "LOOPING", "exhausted": "AWAITING", "leg_budget": "DEFERRED"}
+RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "WAITING", "CUT", "RUNNING"]
+_CLOSING = {
+    "feedback": "LOOPING",
+    "exhausted": "AWAITING",
+    "leg_budget": "DEFERRED",
+    "limit": "WAITING",  # a provider's limit stopped it: the run waits for the reset
+}
 
 
 @dataclass(frozen=True)

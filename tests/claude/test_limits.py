@@ -53,6 +53,9 @@ def test_a_limit_pauses_the_run_and_a_later_leg_continues_it(
     else:
         assert "429" in wait["said"] and wait["resets"] == ""
     assert "Nothing failed" in done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("a "))
+    assert " WAITING " in row  # the ledger: the execution waits, it did not fail
+    assert f"⏸ a  {kind} limit reached — pausing the run" in done.stderr
     status = omg_in_process("status", cwd=repo, env=environ)
     assert "paused for a limit" in status.stdout
 
