@@ -14,8 +14,7 @@ from omg.graph.findings import Finding
 from omg.graph.mermaid import MAX_EDGES, MAX_TEXT, edge_count, render_mermaid
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
-from omg.leg.caps import describe_cap, standing_text
-from omg.leg.wait import describe as describe_wait
+from omg.leg.caps import standing_text
 from omg.state import Event, State
 from omg.state.ledger import ledger as book_of
 
@@ -163,16 +162,27 @@ def _paused_for(state: State) -> str:
     last = state["legs"][-1] if state["legs"] and state["status"] == "paused" else None
     wait, capped = (last.get("wait"), last.get("capped")) if last is not None else (None, None)
     if last is not None and last.get("reason") == "limit" and wait is not None:
+        what = "a usage limit" if wait["kind"] == "session" else "an API rate limit"
+        resets = f" (resets {code(wait['resets'])}, the provider's words)" if wait["resets"] else ""
         return (
-            f"**Next:** nothing failed — {code(describe_wait(wait))}. The resume workflow's "
-            "schedule continues the run once that time has passed (a limit still in force "
-            "pauses it again); comment `/omg retry` to try sooner."
+            f"**Next:** nothing failed — {code(wait['node_id'])} stopped at {what}{resets}: "
+            f"{code(wait['said'])}. The resume workflow's schedule continues the run from "
+            f"{wait['not_before']} (a limit still in force pauses it again); comment "
+            "`/omg retry` to try sooner."
         )
     if last is not None and last.get("reason") == "spend_cap" and capped is not None:
+        if capped["scope"] == "day":
+            which = f"the per-day spend cap ({capped['key']} UTC, all runs of the repository)"
+            raise_ = "`day_budget_usd` / the `day-budget-usd` input"
+            later = ", or it continues by itself on the next UTC day (the scheduled resume)"
+        else:
+            which = f"the pull request spend cap (PR #{capped['key']}, all its runs)"
+            raise_, later = "`pr_budget_usd` / the `pr-budget-usd` input", ""
         return (
-            f"**Next:** nothing failed — {code(describe_cap(capped))}. Comment "
-            "`/omg approve-spend <amount>` (a person with write access) to let this run spend "
-            "that much more."
+            f"**Next:** nothing failed — the run paused at {which}: {standing_text(capped)}; "
+            f"{code(capped['node_id'])} was not started. A person with write access continues "
+            f"it with `/omg approve-spend <amount>` (that much more for this run), or raise the "
+            f"cap ({raise_}){later}."
         )
     return ""
 

@@ -84,8 +84,8 @@ def test_a_pull_request_cap_counts_a_superseded_run_and_approve_spend_continues(
         "spent_usd": 0.06,
     }
     body = sticky(gh, 2)
-    assert "pull request spend cap: $0.06 of $0.05 on this pull request (PR #2" in body
-    assert "/omg approve-spend &lt;amount&gt;" in body or "/omg approve-spend <amount>" in body
+    assert "the pull request spend cap (PR #2, all its runs): $0.06 of $0.05 on this" in body
+    assert "`impl` was not started" in body and "`/omg approve-spend <amount>`" in body
     assert len(claude.calls()) == 2  # the superseded run's two executions, none of the new one
 
     refused = gh.comment_event(2, "/omg approve-spend 1", "reader", "NONE")
@@ -124,7 +124,8 @@ def test_a_session_limit_pauses_with_next_wait_and_the_schedule_continues_it(
     assert (wait["kind"], wait["resets"], wait["node_id"]) == ("session", "3pm", "impl")
     assert waits(gh) == [rid]
     body = sticky(gh, 2)
-    assert "nothing failed" in body and "resets 3pm" in body and "schedule" in body
+    assert "nothing failed — `impl` stopped at a usage limit (resets `3pm`" in body
+    assert "The resume workflow's schedule continues the run from " + wait["not_before"] in body
 
     early = gh.run("schedule", {"schedule": "*/15 * * * *"}, extra=extra)
     assert early.rc == 0 and "no run waits to be continued now (1 waiting)" in early.stderr
