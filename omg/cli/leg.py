@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from omg.cli.job import CiJob, LegArgs, Lost
 from omg.cli.leg_report import leg_elsewhere, say
 from omg.cli.report import answer
-from omg.errors import MovedOn, RunFailed, StateError, UsageError
+from omg.errors import MovedOn, OmgError, RunFailed, StateError, UsageError
 from omg.github.access import refusal
 from omg.github.command import Command, Malformed, parse
 from omg.github.env import actions
@@ -254,15 +254,35 @@ class Job(CiJob):
             )
         code = 0
         for rid in due:  # one leg each, one after the other
-            if not self.fetch(rid):
-                say(f"omg: run {rid} waits on {self.args.push}, but its branch is gone")
-                continue
-            run = open_run(self.args.runs_dir, rid)
-            pr = run.state.get("pull_request")
-            end = self.resume(rid, run=run)
-            code = max(code, self.finish(end, number=pr["number"] if pr is not None else None))
+            try:
+                code = max(code, self.continue_waiting(rid))
+            except OmgError as exc:  # one run's trouble does not hold the others back
+                say(
+                    f"omg: the wait of run {rid!r} was not continued: {exc} (a wait omg did "
+                    f"not record is removed with `git push {self.args.push} "
+                    f":refs/omg/waits/{rid}`)"
+                )
+                code = max(code, 1)
             self.notes.clear()
         return code
+
+    def continue_waiting(self, rid: str) -> int:
+        """The next leg of run ``rid``, which the remote records as waiting; a run that no
+        longer waits (superseded, decided, continued by hand) has its wait cleared instead."""
+        if not self.fetch(rid):
+            say(f"omg: run {rid} waits on {self.args.push}, but its branch is gone")
+            self.runs.drop_wait(rid)
+            return 0
+        run = open_run(self.args.runs_dir, rid)
+        last = run.state["legs"][-1] if run.state["legs"] else None
+        waiting = last is not None and last.get("reason") in ("limit", "spend_cap")
+        if run.state["status"] != "paused" or not waiting:
+            say(f"omg: run {rid} is {run.state['status']}: it waits for nothing any more")
+            self.runs.drop_wait(rid)
+            return 0
+        pr = run.state.get("pull_request")
+        end = self.resume(rid, run=run)
+        return self.finish(end, number=pr["number"] if pr is not None else None)
 
     # -- the pieces ----------------------------------------------------------------------
 

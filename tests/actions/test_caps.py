@@ -144,3 +144,34 @@ def test_a_session_limit_pauses_with_next_wait_and_the_schedule_continues_it(
     state = gh.run_state(rid)
     assert [leg["reason"] for leg in state["legs"]] == ["limit", "limit", None]
     assert "passed" in sticky(gh, 2)
+
+
+def test_the_schedule_clears_the_wait_of_a_superseded_run_and_names_a_foreign_one(
+    github: Make, tmp_path: Path
+) -> None:
+    claude = ScriptedClaude(tmp_path / "claude")
+    claude.replies([SESSION_LIMIT, {"result": "DONE", "cost": 0.02}])
+    extra = {"OMG_CLAUDE_BIN": str(claude.bin), "OMG_LIMIT_WAIT": "0"}
+    gh = github(LIMITED)
+    old = gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2), extra=extra)
+    assert first.outputs["next"] == "wait", first.stderr
+    gh.push_pr(2, {"code.txt": "v2\n"})
+    second = gh.run("pull_request", gh.pr_event("synchronize", 2, before=old), extra=extra)
+    assert second.outputs["status"] == "passed", second.stderr
+    assert waits(gh) == [first.outputs["run-id"]]  # superseded while it waited
+
+    origin = pygit2.Repository(str(gh.origin))
+    blob = origin.create_blob(b'{"not_before": "2000-01-01T00:00:00Z"}')
+    builder = origin.TreeBuilder()
+    builder.insert("wait.json", blob, pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature("x", "x@example.com")
+    sha = origin.create_commit(None, sig, sig, "forged", builder.write(), [])
+    origin.references.create("refs/omg/waits/Not!A-run", sha)
+
+    job = gh.run("schedule", {"schedule": "*/15 * * * *"}, extra=extra)
+    assert "Traceback" not in job.stderr
+    assert f"run {first.outputs['run-id']} is superseded: it waits for nothing" in job.stderr
+    assert "the wait of run 'Not!A-run' was not continued" in job.stderr
+    assert ":refs/omg/waits/Not!A-run" in job.stderr
+    assert waits(gh) == ["Not!A-run"] and len(claude.calls()) == 2
