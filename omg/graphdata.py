@@ -65,6 +65,7 @@ class FeedbackData(TypedDict, total=False):
     rerun: str
     max: int
     on_exhausted: Literal["fail", "gate"]
+    stop_on_no_progress: bool
 
 
 class NodeData(TypedDict, total=False):
@@ -91,6 +92,7 @@ class NodeData(TypedDict, total=False):
     timeout: Duration
     budget_usd: int | float
     idle_timeout: Duration
+    max_turns: int
 
 
 class GraphData(TypedDict, total=False):

@@ -15,6 +15,8 @@ Cause = Literal[
     "verify_failed",
     "result_mismatch",
     "match_timeout",
+    "turn_limit",
+    "no_progress",
 ]
 #: What a PASS rests on.
 Provenance = Literal["verified", "self-reported", "exit-only", "approved"]

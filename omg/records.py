@@ -31,6 +31,7 @@ class NodeRecord(_NodeRequired, total=False):
     judged: bool
     awaiting: str
     retries: int
+    lane_trees: dict[str, str]  # a declarer's: its re-run path's lane trees when its round began
 
 
 class PullRequestRecord(TypedDict):
@@ -129,6 +130,8 @@ class _StateOptional(TypedDict, total=False):
     superseded_by: str  # the newer head whose run took this one's place
     rehearsal: bool  # agent nodes answered by the stub model: costs rehearsed, not spent
     approved_usd: float  # spend writers approved beyond the spend caps (/omg approve-spend)
+    guidance: str  # the latest words a person gave the re-armed nodes ({{ guidance }})
+    guidance_by: str  # who gave them
 
 
 class State(_StateOptional):

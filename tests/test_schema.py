@@ -96,10 +96,11 @@ NODE_SAMPLES: dict[str, Any] = {
     "env": {"A": "1"},
     "success_check": {"exit_zero": True},
     "retry": {"max": 1, "on": ["timeout"], "backoff": {"initial": "2s"}},
-    "feedback": {"rerun": "b", "max": 2, "on_exhausted": "gate"},
+    "feedback": {"rerun": "b", "max": 2, "on_exhausted": "gate", "stop_on_no_progress": False},
     "timeout": "5m",
     "idle_timeout": "90s",
     "budget_usd": 1.5,
+    "max_turns": 30,
 }
 
 

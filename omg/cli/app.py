@@ -177,6 +177,14 @@ def resume(
     reject: Annotated[str | None, typer.Option("--reject", metavar="GATE")] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why (required with --reject).")] = "",
     by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
+    guidance: Annotated[
+        str | None,
+        typer.Option(
+            "--guidance",
+            metavar="TEXT",
+            help="With --retry-failed: words for the re-armed nodes, as {{ guidance }}.",
+        ),
+    ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
     concurrency: Concurrency = None,
     max_minutes: MaxMinutes = None,
@@ -216,6 +224,8 @@ def resume(
         raise UsageError("--reject needs --reason TEXT: a rejection is recorded with why")
     if (approve or reject) and retry_failed:
         raise UsageError("--retry-failed cannot be combined with a gate decision")
+    if guidance is not None and not retry_failed:
+        raise UsageError("--guidance goes with --retry-failed: the words are for re-armed nodes")
     _exit(
         commands.resume(
             run_id,
@@ -225,6 +235,7 @@ def resume(
             reject=reject,
             reason=reason,
             by=by,
+            guidance=guidance,
             concurrency=concurrency,
             max_minutes=max_minutes,
             max_nodes=max_nodes,

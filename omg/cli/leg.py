@@ -28,7 +28,7 @@ from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, read_tr
 from omg.github.markdown import code
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
-from omg.leg.decisions import Decision
+from omg.leg.decisions import Decision, Guidance
 from omg.leg.run import Run, open_run, pr_run_id
 from omg.records import PullRequestRecord
 from omg.state import State
@@ -147,6 +147,9 @@ class Job(CiJob):
             )
             if isinstance(verdict, Refuse):
                 return self.refuse(rid, t.number, t.comment_id, t.login, cmd, verdict.why)
+            unfit = Guidance(cmd.guidance, t.login).problem() if cmd.guidance else ""
+            if unfit:  # words no node may be given: answered, and nothing runs
+                return self.refuse(rid, t.number, t.comment_id, t.login, cmd, unfit)
             if isinstance(verdict, AlreadyApplied) and verdict.busy:
                 # on record, and a leg carries it on: that leg is left alone
                 self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")
@@ -169,7 +172,10 @@ class Job(CiJob):
             elif isinstance(verdict, AlreadyApplied):
                 act = partial(self.resume, rid, run=run, quiet_if_paused=True)
             elif verdict.decision is None:
-                act = partial(self.resume, rid, run=run, retry_failed=True, contest=True)
+                words = Guidance(cmd.guidance, t.login) if cmd.guidance else None
+                act = partial(
+                    self.resume, rid, run=run, retry_failed=True, contest=True, guidance=words
+                )
             else:
                 act = partial(self.resume, rid, run=run, decision=verdict.decision, contest=True)
             done = self.settle(rid, partial(self.run_and_finish, act, t.number), again)
@@ -234,8 +240,12 @@ class Job(CiJob):
             decision = Decision(
                 gate, verdict == "approve", self.gh.actor, t.inputs.get("reason", "")
             )
-        retry = t.inputs.get("retry") == "true"
-        end = self.resume(rid, run=run, decision=decision, retry_failed=retry)
+        said = t.inputs.get("guidance", "").strip()
+        retry = t.inputs.get("retry") == "true" or bool(said)  # guidance is for a retry
+        if said and decision is not None:
+            raise UsageError("the guidance input re-arms failed nodes; it takes no gate decision")
+        words = Guidance(said, self.gh.actor) if said else None
+        end = self.resume(rid, run=run, decision=decision, retry_failed=retry, guidance=words)
         number = pr["number"] if pr is not None else None
         return self.finish(end, number=number)
 
@@ -338,6 +348,7 @@ class Job(CiJob):
         contest: bool = False,
         run: Run | None = None,
         stamp: EventFields | None = None,
+        guidance: Guidance | None = None,
     ) -> LegEnd | None:
         """Run the run's next leg; None when nothing may run. ``run``: the run as the caller
         opened it, unchanged since. With ``contest`` a lost race raises MovedOn for the caller
@@ -363,6 +374,7 @@ class Job(CiJob):
                 retry_failed=retry_failed,
                 decision=decision,
                 stamp={**self.stamp(), **(stamp or {})},
+                guidance=guidance,
             )
         except MovedOn as lost:
             if contest:

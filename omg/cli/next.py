@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from omg.errors import Hint
+from omg.kinds import EXHAUSTED_GATE_SUFFIX
 
 
 def steps(hint: Hint) -> tuple[str, list[str]]:
     """(what to do, the commands that do it) for a run in the situation ``hint`` names."""
     rid, gate = hint.run_id, hint.gate or "GATE"
     if hint.step == "decide":
-        return "decide it with", [
+        out = [
             f"omg resume {rid} --approve {gate}",
             f"omg resume {rid} --reject {gate} --reason TEXT",
         ]
+        if gate.endswith(EXHAUSTED_GATE_SUFFIX):  # or fresh rounds, with a person's words
+            out.append(f"omg resume {rid} --retry-failed --guidance TEXT")
+        return "decide it with", out
     if hint.step == "retry_failed":
         return "re-run the failed nodes with", [f"omg resume {rid} --retry-failed"]
     if hint.step == "resume":

@@ -59,6 +59,8 @@ def marker(number: int, graph_name: str) -> str:
     return f"<!-- omg:sticky pr={number} graph={marker_value(graph_name)} -->"
 
 
+#: The characters of a person's guidance the report quotes.
+GUIDANCE_SHOWN = 500
 #: The ledger columns that hold text from outside omg (node ids, failure details).
 _UNTRUSTED = {"NODE", "DETAIL"}
 
@@ -124,7 +126,8 @@ def answer(key: str, login: str, text: str) -> str:
 def gate_commands(gate: str, ref: str) -> str:
     short = f" @{ref[:7]}" if ref else ""
     one = " ".join(gate.split())
-    return fence(f"/omg approve {one}{short}\n/omg reject {one}{short} <reason>\n")
+    again = "/omg retry <guidance>\n" if gate.endswith(EXHAUSTED_GATE_SUFFIX) else ""
+    return fence(f"/omg approve {one}{short}\n/omg reject {one}{short} <reason>\n{again}")
 
 
 def _headline(graph: Graph, state: State, sit: Situation) -> str:
@@ -151,7 +154,10 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
     if paused:
         return paused
     if sit.status == "failed":
-        return "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes."
+        return (
+            "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes "
+            "(`/omg retry <guidance>` gives them your words as `{{ guidance }}`)."
+        )
     if sit.status == "superseded":
         return "**Next:** nothing here; the run for the new head reports below or in its comment."
     return "**Next:** nothing; the run is settled."
@@ -224,6 +230,11 @@ def markdown(
     ]
     if sit.note:
         parts.append(f"> {code(sit.note)}")
+    if state.get("guidance"):  # a person's words: shown as a code span, never as Markdown
+        said = state.get("guidance", "")
+        said = said if len(said) <= GUIDANCE_SHOWN else said[:GUIDANCE_SHOWN] + " …"
+        by = state.get("guidance_by") or "someone"
+        parts.append(f"**Guidance** given by {code(by)}: {code(said)}")
     parts += [
         _spend_line(state),
         _table(graph, events, rows),

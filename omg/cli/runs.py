@@ -187,8 +187,10 @@ def resume(
     rehearse: Path | None = None,
     inputs: Mapping[str, str] | None = None,
     approve_spend: float | None = None,
+    guidance: str | None = None,
 ) -> int:
     from omg.github import actor
+    from omg.leg.decisions import Guidance
 
     check_run_id(run_id)
     if fetch:
@@ -202,6 +204,9 @@ def resume(
     if gate:
         who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
+    words = None
+    if guidance is not None:
+        words = Guidance(guidance, by or actor(os.environ) or _os_user())
 
     opts = LegOptions(concurrency, max_minutes, max_nodes)
 
@@ -219,7 +224,13 @@ def resume(
             who = by or actor(os.environ) or _os_user()
             stamp = {"approved_usd": approve_spend, "by": who}
         end = resume_run(
-            run_id, env, opts, retry_failed=retry_failed, decision=decision, stamp=stamp
+            run_id,
+            env,
+            opts,
+            retry_failed=retry_failed,
+            decision=decision,
+            guidance=words,
+            stamp=stamp,
         )
     return _report(end, runs_dir, by_node)
 

@@ -490,6 +490,11 @@ class RunRepo:
         with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", _FIX):
             return worktrees.worktree_head(wt, self._repo)
 
+    def worktree_tree(self, wt: Checkout) -> str:
+        """The tree the worktree's HEAD commit holds (two commits, one content: one tree)."""
+        with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", _FIX):
+            return worktrees.worktree_tree(wt, self._repo)
+
     def restore_worktree(
         self, run_id: str, name: str, commit: str, *, branch: str | None = None
     ) -> Checkout:

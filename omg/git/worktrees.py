@@ -114,6 +114,11 @@ def worktree_head(wt: Checkout, repo: pygit2.Repository) -> str:
     return str(open_checkout(repo, wt.path).head.peel(pygit2.Commit).id)
 
 
+def worktree_tree(wt: Checkout, repo: pygit2.Repository) -> str:
+    """The tree of the commit the worktree's HEAD is at."""
+    return str(open_checkout(repo, wt.path).head.peel(pygit2.Commit).tree_id)
+
+
 def restore(
     repo: pygit2.Repository,
     root: Path,

@@ -17,7 +17,7 @@ MAX_APPROVE_USD = 10_000.0
 
 USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
-    "`/omg retry`, `/omg status` or `/omg approve-spend <amount>`"
+    "`/omg retry [guidance]`, `/omg status` or `/omg approve-spend <amount>`"
 )
 _AMOUNT = re.compile(r"^\$?(\d+(?:\.\d{1,2})?)$")
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
@@ -33,6 +33,9 @@ class Command:
     reason: str = ""
     text: str = ""  # the line as written, for the record
     amount: float = 0.0  # approve-spend: the dollars approved beyond the spend caps
+    #: ``/omg retry <guidance>``: the words after ``retry`` (that line and the lines below it),
+    #: given to the re-armed nodes as ``{{ guidance }}``
+    guidance: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,9 @@ class Malformed:
 
 def parse(body: str) -> Command | Malformed | None:
     """The command of a comment; None when its first non-blank line is not addressed to omg."""
-    line = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    lines = body.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
+    line = lines[first].strip() if lines else ""
     words = line.split()
     if not words or words[0].lower() != "/omg":
         return None
@@ -55,10 +60,14 @@ def parse(body: str) -> Command | Malformed | None:
         return Malformed(line, f"{what}; omg understands {USAGE}")
     verb: Verb = words[1].lower()  # type: ignore[assignment]
     rest = words[2:]
-    if verb in ("retry", "status"):
+    if verb == "status":
         return Command(verb, text=line)
     if verb == "approve-spend":
         return _approve_spend(line, rest)
+    if verb == "retry":
+        said = line.split(None, 2)[2] if len(words) > 2 else ""
+        guidance = "\n".join([said, *lines[first + 1 :]]).strip()
+        return Command(verb, text=line, guidance=guidance)
     if not rest:
         return Malformed(line, f"{code('/omg ' + verb)} needs the gate to decide: {USAGE}")
     gate, rest = rest[0], rest[1:]

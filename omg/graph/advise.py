@@ -9,6 +9,7 @@ from omg.graph.feedback import check_arc, listing, loop_text
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
+from omg.graph.parity import parity
 from omg.graph.placeholders import scan
 from omg.graph.references import SHELL_FIELDS, Reach
 from omg.graph.yamlpos import Positions
@@ -27,6 +28,7 @@ def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[
     for n in graph.nodes:
         out.extend(_node(graph, at, n))
     out.extend(_inputs(graph, at))
+    out.extend(parity(graph, at))
     out.sort(key=lambda f: (f.line or 0, f.column or 0))
     out.append(_price(graph, at))
     return out

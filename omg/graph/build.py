@@ -158,11 +158,17 @@ def node_from_data(raw: NodeData) -> Node:
             rerun=str(fb.get("rerun", "")),
             max=int(fb.get("max", 0)),
             on_exhausted=fb.get("on_exhausted", "fail"),
+            stop_on_no_progress=bool(fb.get("stop_on_no_progress", True)),
         ),
         timeout=_duration_text(raw.get("timeout"), DEFAULT_TIMEOUT),
         budget_usd=None if budget is None else _float(budget),
         idle_timeout=_duration_text(raw.get("idle_timeout"), DEFAULT_IDLE_TIMEOUT),
+        max_turns=_int_or_none(raw.get("max_turns")),
     )
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def graph_from_data(data: GraphData) -> Graph:

@@ -112,6 +112,8 @@ class Feedback:
     rerun: str
     max: int
     on_exhausted: OnExhausted = "fail"
+    #: a round that changed nothing ends the loop (cause no_progress) instead of another round
+    stop_on_no_progress: bool = True
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ class Node:
     timeout: str = DEFAULT_TIMEOUT
     budget_usd: float | None = None
     idle_timeout: str = DEFAULT_IDLE_TIMEOUT  # agent nodes: killed as stuck after this silence
+    max_turns: int | None = None  # agent nodes: claude --max-turns
 
     @property
     def timeout_s(self) -> float:

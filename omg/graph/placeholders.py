@@ -1,4 +1,5 @@
-"""Placeholders: the `{{ inputs.x }}` / `{{ artifacts.id }}` / `{{ feedback.id }}` grammar.
+"""Placeholders: the `{{ inputs.x }}` / `{{ artifacts.id }}` / `{{ feedback.id }}` /
+`{{ guidance }}` grammar.
 
 One grammar serves the validator (load time) and the renderer (run time), so the two cannot drift.
 In shell text a placeholder becomes a reference to an environment variable and its value travels
@@ -14,17 +15,18 @@ from typing import Literal
 
 from omg.graph.shellscan import Spot, spots
 
-PlaceholderKind = Literal["inputs", "artifacts", "feedback"]
+PlaceholderKind = Literal["inputs", "artifacts", "feedback", "guidance"]
 
-#: A well-formed token: kind, reference, optional ``| inline`` filter.
+#: A well-formed token: kind, reference, optional ``| inline`` filter. ``{{ guidance }}`` (the
+#: words a person gave a re-armed node) is the one kind without a reference.
 TOKEN = re.compile(
-    r"\{\{\s*(inputs|artifacts|feedback)\.([A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*){0,3})\s*(?:\|\s*(inline)\s*)?\}\}"
+    r"\{\{\s*(?:(inputs|artifacts|feedback)\.([A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*){0,3})|(guidance))\s*(?:\|\s*(inline)\s*)?\}\}"
 )
 #: Anything brace-shaped; judged against TOKEN when its leading word names a kind.
 LOOSE = re.compile(r"\{\{[^{}]*\}\}")
 _LEADING = re.compile(r"\{\{\s*([A-Za-z_]+)")
 #: Leading words that mean "this was meant to be a placeholder" (case-insensitive).
-MEANT = frozenset({"inputs", "input", "artifacts", "artifact", "feedback", "feedbacks"})
+MEANT = frozenset({"inputs", "input", "artifacts", "artifact", "feedback", "feedbacks", "guidance"})
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,10 @@ def scan(text: str) -> list[Token]:
         if lead is None or lead.group(1).lower() not in MEANT:
             continue
         good = TOKEN.fullmatch(raw)
-        if good is None:
-            out.append(Token(raw, None, "", False, m.start()))
+        if good is None or (good.group(3) is not None and good.group(4) is not None):
+            out.append(Token(raw, None, "", False, m.start()))  # guidance takes no filter
         else:
-            kind: PlaceholderKind = good.group(1)  # type: ignore[assignment]
-            out.append(Token(raw, kind, good.group(2), good.group(3) is not None, m.start()))
+            out.append(_token(good, m.start()))
     return out
 
 
@@ -74,9 +75,10 @@ def render(text: str, resolve: Resolver) -> str:
     return TOKEN.sub(sub, text)
 
 
-def _token(m: re.Match[str]) -> Token:
-    kind: PlaceholderKind = m.group(1)  # type: ignore[assignment]
-    return Token(m.group(0), kind, m.group(2), m.group(3) is not None, m.start())
+def _token(m: re.Match[str], start: int | None = None) -> Token:
+    kind: PlaceholderKind = m.group(1) or m.group(3)  # type: ignore[assignment]
+    at = m.start() if start is None else start
+    return Token(m.group(0), kind, m.group(2) or "", m.group(4) is not None, at)
 
 
 #: Each distinct placeholder of a command becomes ``OMG_P1``, ``OMG_P2`` … in its environment.
@@ -134,7 +136,7 @@ def render_shell(text: str, resolve: Resolver) -> ShellText:
         tok = _token(m)
         if spot.refused:
             raise ResolveError(f"cannot run the command: {refusal(spot, tok.text)}")
-        key = (m.group(1), tok.ref, tok.inline)
+        key = (str(tok.kind), tok.ref, tok.inline)
         name = names.get(key)
         if name is None:
             name = names[key] = f"{VARIABLE_PREFIX}{len(names) + 1}"

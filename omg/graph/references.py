@@ -9,9 +9,14 @@ from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
 
-FORMS = "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline) or {{ feedback.<id> }}"
+FORMS = (
+    "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline), {{ feedback.<id> }} "
+    "or {{ guidance }}"
+)
 #: The fields sh runs, where a placeholder's position decides whether a value stays data.
 SHELL_FIELDS = ("run", "success_check.verify.command")
+#: Where ``{{ guidance }}`` may stand: text an agent reads, or a command's data (never a path).
+GUIDED_FIELDS = ("prompt", *SHELL_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,14 @@ def _judge(
                 "use {{ inputs.<name> }}"
             ),
         )
+        return
+    if tok.kind == "guidance":  # a person's words, given with --retry-failed; "" when none
+        if field not in GUIDED_FIELDS:
+            yield (
+                "placeholder-guidance",
+                f"{head} — a person's words may stand in a prompt or (as data) in a command, "
+                f"not in {field}; use it in the node's prompt, run or verify command",
+            )
         return
     if tok.kind == "inputs":
         if tok.ref not in graph.input_names:

@@ -162,6 +162,13 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
                 "retry.on",
                 (f'unknown retry.on cause "{c}" (want one of: {", ".join(CAUSES)})'),
             )
+        elif c == "no_progress":
+            yield (
+                "retry-cause",
+                "retry.on",
+                "retry.on cause no_progress is a loop's, never an attempt's: a stalled loop "
+                "escalates as exhaustion does (feedback.on_exhausted); remove it from retry.on",
+            )
     if n.retry.backoff is not None:
         yield from _duration(n.retry.backoff.initial, "retry.backoff.initial")
         yield from _duration(n.retry.backoff.max, "retry.backoff.max")

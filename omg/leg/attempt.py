@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +27,11 @@ from omg.state.recorder import Recorder
 from omg.state.store import RunDir
 
 QUOTE_LIMIT = 8000
+#: What a retry continuing a turn-limited session is told (the task is in its context already).
+CONTINUE_TEXT = (
+    "You stopped at your turn limit before finishing. Continue the same task from where you "
+    "stopped: your earlier work and files are as you left them."
+)
 
 
 class Workspace(Protocol):
@@ -36,6 +41,10 @@ class Workspace(Protocol):
 
     def settle(self, node: Node, verdict: str, round_: int) -> EventFields:
         """Record what the node changed (a worktree commit); extra fields for its event."""
+        ...
+
+    def lane_trees(self, nodes: Iterable[Node]) -> dict[str, str]:
+        """The tree each lane these nodes run in holds now (the lanes this leg opened)."""
         ...
 
 
@@ -97,6 +106,8 @@ class Renderer:
             if tok.ref not in self.ctx.inputs:
                 raise ResolveError(f"cannot resolve {tok.text}: no such input was provided")
             return self.ctx.inputs[tok.ref]
+        if tok.kind == "guidance":
+            return str(self.ctx.recorder.read(lambda st: st.get("guidance", "")))
         if tok.kind == "feedback":
             path = self.ctx.rundir.feedback(tok.ref)
             return path.read_text(encoding="utf-8") if path.exists() else ""
@@ -177,8 +188,14 @@ def execute(
     prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
+        fork, resume_cost = True, (_session_cost(ctx, node) if resume else 0.0)
         text = base
-        if prev is not None and prev[1].judged and node.kind == "agent":
+        if prev is not None and node.kind == "agent" and _continues(prev[0], prev[1]):
+            # stopped at its turn limit: the same session goes on, its files and context kept
+            session, resume, fork = None, prev[0].session_id, False
+            resume_cost = prev[0].spend.session_cost_usd or 0.0
+            text = CONTINUE_TEXT
+        elif prev is not None and prev[1].judged and node.kind == "agent":
             text = base + quote_attempt(prev[0].result)
         if attempt == 1:
             _start(ctx, node, round_, session or resume, on_started)
@@ -195,7 +212,7 @@ def execute(
                 cost_usd=prev[0].spend.cost_usd,
                 cost_unknown=prev[0].spend.cost_unknown or None,
                 cost_anomaly=prev[0].spend.anomaly,
-                session_id=session,
+                session_id=session or resume,
             )
         inv = Invocation(
             node=node,
@@ -205,7 +222,8 @@ def execute(
             timeout_s=node.timeout_s,
             session_id=session,
             resume_session=resume,
-            resume_cost_usd=_session_cost(ctx, node) if resume else 0.0,
+            resume_cost_usd=resume_cost,
+            fork=fork,
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
         )
         if resume:
@@ -259,6 +277,11 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _continues(out: Output, j: Judgment) -> bool:
+    """Whether a retry of this attempt continues its session: it stopped at its turn limit."""
+    return j.cause == "turn_limit" and bool(out.session_id)
 
 
 def _start(

@@ -9,7 +9,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from omg.errors import GitError, MovedOn, OmgError, UsageError
@@ -98,6 +98,12 @@ class GitWorkspace(LocalWorkspace):
                 "worktree_branch": wt.branch,
                 "worktree_commit": self.repo.worktree_head(wt),
             }
+
+    def lane_trees(self, nodes: Iterable[Node]) -> dict[str, str]:
+        names = {n.worktree.name for n in nodes if n.worktree is not None}
+        with self.lock:
+            open_ = {name: self.lanes[name] for name in sorted(names) if name in self.lanes}
+        return {name: self.repo.worktree_tree(wt) for name, wt in open_.items()}
 
 
 class RunCommits:

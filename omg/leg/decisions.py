@@ -22,6 +22,32 @@ class Decision:
     reason: str = ""
 
 
+#: The most characters of guidance a person may give (a prompt's worth, not a document).
+GUIDANCE_LIMIT = 8000
+
+
+@dataclass(frozen=True)
+class Guidance:
+    """A person's words for the nodes ``--retry-failed`` re-arms (``{{ guidance }}``), and who
+    gave them."""
+
+    text: str
+    by: str
+
+    def problem(self) -> str:
+        """Why these words cannot be given ("" when they can)."""
+        if not self.text.strip():
+            return "the guidance is empty; say what the re-run nodes should do differently"
+        if "\0" in self.text:
+            return "the guidance holds a NUL byte, which no prompt or command can carry"
+        if len(self.text) > GUIDANCE_LIMIT:
+            return (
+                f"the guidance is {len(self.text):,} characters, more than the "
+                f"{GUIDANCE_LIMIT:,} omg takes; say it shorter"
+            )
+        return ""
+
+
 def check(state: State, d: Decision) -> None:
     """Refuse a decision that answers no pause, or a gate already decided."""
     paused = state["paused_at"]

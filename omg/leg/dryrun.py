@@ -38,6 +38,8 @@ def render_plan(
             return inputs[tok.ref]
         if tok.kind == "feedback":
             return f"<feedback of {tok.ref}, empty before round 1>"
+        if tok.kind == "guidance":
+            return "<guidance given with --retry-failed, empty when none>"
         form = "content" if tok.inline else "path"
         return f"<{form} of artifacts/{on_disk(tok.ref)}.out>"
 

@@ -11,12 +11,14 @@ from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
+from omg.kinds import Cause
+from omg.leg import stall
 from omg.leg import wait as waits
 from omg.leg.attempt import Context, Result, execute
 from omg.leg.caps import CapGuard, SpendCaps
 from omg.records import CappedRecord, WaitRecord
 from omg.schedule import LegResult
-from omg.state import State
+from omg.state import NO_RECORD, State
 from omg.state.events import Event, EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, the leg's budget, a provider's
@@ -189,7 +191,8 @@ class Leg:
             desc = (
                 f"{detail or f'the feedback loop of {declarer} is exhausted'}\n"
                 f"Approve to accept the work as it stands, reject to fail {declarer}, or "
-                f"resume with --retry-failed for a fresh set of rounds.\n"
+                f"resume with --retry-failed for a fresh set of rounds (--guidance TEXT, or "
+                f"`/omg retry TEXT` on a pull request, gives the rounds your words).\n"
                 f"Last findings of {declarer}:\n{findings.strip() or '(none recorded)'}"
             )
         self.ctx.recorder.emit(
@@ -309,16 +312,30 @@ class Leg:
                 self.graph, st["nodes"], res.node_id, cause, res.judged, st["hops"]
             )
         )
+        final_cause: Cause | None = res.cause
         if decision.action == "fire":
-            rd.write_payload(rd.feedback(res.node_id), res.payload)
-            spent["round"] = decision.round
-            rec.emit(
-                "node_retried", spent, reason="feedback", cause=res.cause, detail=decision.detail
-            )
-            self._hook(res.node_id, "", decision.round)
-            return
+            why, trees = self._stalled(node, res)
+            if not why:
+                rd.write_payload(rd.feedback(res.node_id), res.payload)
+                spent["round"] = decision.round
+                if trees:
+                    spent["lane_trees"] = trees
+                rec.emit(
+                    "node_retried",
+                    spent,
+                    reason="feedback",
+                    cause=res.cause,
+                    detail=decision.detail,
+                )
+                self._hook(res.node_id, "", decision.round)
+                return
+            decision = stall.escalation(node, decision, why, res.payload)
+            final_cause = "no_progress"
         detail = res.detail
-        if decision.action in ("exhausted", "hop_cap"):
+        if final_cause == "no_progress":  # its detail quotes what repeated already
+            rd.write_payload(rd.feedback(res.node_id), res.payload)
+            detail = decision.detail
+        elif decision.action in ("exhausted", "hop_cap"):
             # The latest verdict always wins: a round a human buys later (--retry-failed) starts
             # from these findings, not from the round before them.
             rd.write_payload(rd.feedback(res.node_id), res.payload)
@@ -328,7 +345,7 @@ class Leg:
                 else (f"{decision.detail}; {res.detail}")
             )
         if decision.gate is not None:
-            rec.emit("node_retried", spent, reason="exhausted", cause=res.cause, detail=detail)
+            rec.emit("node_retried", spent, reason="exhausted", cause=final_cause, detail=detail)
             if self.opts.pause_idle:  # else the loop awaits its gate; the fold pauses there
                 self._pause_at(decision.gate, declarer=res.node_id, detail=detail)
             else:
@@ -338,11 +355,26 @@ class Leg:
             "node_failed",
             common,
             verdict="FAIL",
-            cause=res.cause,
+            cause=final_cause,
             judged=res.judged,
             detail=detail,
         )
         self._hook(res.node_id, "FAIL", res.round)
+
+    def _stalled(self, node: Node, res: Result) -> tuple[str, dict[str, str]]:
+        """Why the round that just failed made no progress ("" if it did), and the lane trees
+        of its re-run path now (what the next round is compared with)."""
+        fb = node.feedback
+        body = [self.graph.node(n) for n in self.graph.arcs.get(node.id, ())]
+        trees = self.ctx.workspace.lane_trees(body)
+        if fb is None or not fb.stop_on_no_progress:
+            return "", trees
+        rec = self.ctx.recorder.read(lambda st: st["nodes"].get(node.id, NO_RECORD))
+        if not rec.get("round"):  # the loop's first verdict: no round before it to compare
+            return "", trees
+        path = self.ctx.rundir.feedback(node.id)
+        previous = path.read_text(encoding="utf-8", errors="replace") if path.exists() else None
+        return stall.stalled(previous, res.payload, rec.get("lane_trees"), trees), trees
 
     def _hook(self, node_id: str, verdict: str, round_: int) -> None:
         if self.on_settled is not None:

@@ -20,7 +20,7 @@ from omg.leg import decisions, notes
 from omg.leg.attempt import Context
 from omg.leg.caps import CapGuard, SpendCaps, post_wait
 from omg.leg.deadline import Deadline
-from omg.leg.decisions import Decision
+from omg.leg.decisions import Decision, Guidance
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.mask import MASK, Masker
@@ -166,12 +166,20 @@ def resume_run(
     decision: Decision | None = None,
     stamp: EventFields | None = None,
     replay: Sequence[Event] = (),
+    guidance: Guidance | None = None,
 ) -> LegEnd:
     """The next leg of an existing run; ``result`` None when there was nothing to do.
 
     ``replay``: events other processes recorded (a fan-out wave, merged), appended right
     after this leg's run_started, before anything runs. The whole record is verified first
     (``store.load_run``): a damaged one is refused before anything runs or is written."""
+    if guidance is not None:
+        if not retry_failed:
+            raise UsageError(
+                "guidance goes to the nodes --retry-failed re-arms: give it with --retry-failed"
+            )
+        if guidance.problem():
+            raise UsageError(guidance.problem())
     rundir = RunDir(env.runs_dir / check_run_id(run_id))
     if not rundir.exists():
         raise StateError(
@@ -221,6 +229,9 @@ def resume_run(
             rearm = schedule.rearm(graph, state["nodes"], state["gates"])
             start["retry_failed"] = True
             start["hops_reset"] = True  # a human decision: the loops get a fresh hop budget
+            if guidance is not None:  # {{ guidance }} from here on, and who gave it
+                start["guidance"] = guidance.text
+                start["guidance_by"] = guidance.by
             start["rearm"] = list(rearm.nodes)
             if rearm.gates:
                 start["forget_gates"] = list(rearm.gates)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from omg.dotomg import NAME, ensure_ignored
@@ -21,6 +22,10 @@ class LocalWorkspace:
         self.run_id = run_id
 
     def settle(self, node: Node, verdict: str, round_: int) -> EventFields:
+        return {}
+
+    def lane_trees(self, nodes: Iterable[Node]) -> dict[str, str]:
+        """Without git a lane has no tree to compare: none."""
         return {}
 
     def cwd_for(self, node: Node, rendered_cwd: str | None, branch: str | None) -> Path:

@@ -30,6 +30,9 @@ class Invocation:
     session_id: str | None = None  # a fresh session id (claude) to pass as --session-id
     resume_session: str | None = None  # a parent's session to --resume (handoff: session)
     resume_cost_usd: float = 0.0  # what that session had cost: the CLI reports it cumulatively
+    #: resume_session is forked under session_id (a handoff) or, False, continued as itself (a
+    #: retry of an attempt stopped at its turn limit: the same session, files and context)
+    fork: bool = True
     budget_usd: float | None = None
 
 

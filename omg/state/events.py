@@ -60,6 +60,9 @@ class EventFields(SpendFields, total=False):
     rearm: list[str]
     forget_gates: list[str]
     hops_reset: bool
+    guidance: str  # run_started (--retry-failed): a person's words, {{ guidance }}
+    guidance_by: str  # who gave them
+    lane_trees: dict[str, str]  # node_retried (feedback): lane → tree when the round began
     outcome: Outcome
     paused_at: str | None
     base: str

@@ -89,6 +89,9 @@ def _run_started(st: State, ev: Event) -> None:
         st["approved_usd"] = round(st.get("approved_usd", 0.0) + float(ev["approved_usd"]), 10)
     if ev.get("retry_failed"):
         _clear_failed(st, ev)
+    if "guidance" in ev:
+        st["guidance"] = ev["guidance"]
+        st["guidance_by"] = ev.get("guidance_by", "")
     if ev.get("hops_reset"):
         st["hops"] = 0
 
@@ -113,6 +116,7 @@ def _clear_failed(st: State, ev: Event) -> None:
         rec.pop("cause", None)
         rec.pop("judged", None)
         rec.pop("awaiting", None)
+        rec.pop("lane_trees", None)  # fresh rounds compare with nothing before them
 
 
 def _legacy_rearm(st: State) -> tuple[list[str], list[str]]:
@@ -199,6 +203,10 @@ def _node_retried(st: State, ev: Event) -> None:
         rec["cause"] = ev.get("cause")
         plain["detail"] = ev.get("detail", "")
         rec.pop("provenance", None)
+        if "lane_trees" in ev:
+            rec["lane_trees"] = dict(ev["lane_trees"])
+        else:
+            rec.pop("lane_trees", None)
         st["hops"] += 1
         st["rounds"] = st.get("rounds", 0) + 1
     if ev.get("reason") == "exhausted":

@@ -3,6 +3,7 @@ two racing legs of one run end with exactly one advancing, `/omg retry` re-runs 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from .kit import RESUME, Repo, Running
@@ -175,3 +176,69 @@ def test_two_approvals_racing_decide_once_and_the_other_is_answered(github: Make
     refused = [e for e in gh.run_events(rid) if e["event"] == "decision_refused"]
     others = [c["body"] for c in gh.api.comments_on(2) if "omg:reply" in c["body"]]
     assert len(refused) == len(others) <= 1  # the slower one, if it lost, is told why
+
+
+GUIDED = """\
+name: pr
+nodes:
+  - id: check
+    run: |
+      printf '%s' {{ guidance }} > said.txt
+      test -s said.txt || { echo "said.txt is empty" >&2; exit 3; }
+      cat said.txt
+"""
+
+
+def test_retry_comment_gives_its_words_to_the_rerun_node_as_guidance(github: Make) -> None:
+    gh = github(GUIDED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert first.rc == 1 and first.outputs["status"] == "failed", first.stderr
+    rid = first.outputs["run-id"]
+    words = "use `$(id)` and @mona's fix\n**not** <b>markup</b>"
+    comment = gh.comment_event(2, f"/omg retry {words}", "octocat", "MEMBER")
+    retry = gh.run("issue_comment", comment)
+    assert retry.rc == 0 and retry.outputs["status"] == "passed", retry.stderr
+    [leg2] = [e for e in gh.run_events(rid) if e["event"] == "run_started" and e["leg"] == 2]
+    assert (leg2["guidance"], leg2["guidance_by"]) == (words, "octocat")
+    assert gh.run_file(rid, "artifacts/check.out") == words  # as data, never run
+    [sticky] = [c["body"] for c in gh.api.comments_on(2) if "omg:sticky" in c["body"]]
+    assert "**Guidance** given by `octocat`: ``use `$(id)` and @mona's fix↵**not**" in sticky
+
+
+def test_the_dispatch_guidance_input_rearms_the_failed_node_with_its_words(github: Make) -> None:
+    gh = github(GUIDED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    rid = gh.run("pull_request", gh.pr_event("opened", 2)).outputs["run-id"]
+    done = gh.run("workflow_dispatch", gh.dispatch_event({"run-id": rid, "guidance": "try v2"}))
+    assert done.rc == 0 and done.outputs["status"] == "passed", done.stderr
+    [leg2] = [e for e in gh.run_events(rid) if e["event"] == "run_started" and e["leg"] == 2]
+    assert leg2["guidance"] == "try v2" and leg2["guidance_by"]
+    assert gh.node_starts(rid) == ["check", "check"]
+
+
+def test_retry_guidance_no_node_may_be_given_is_refused_and_answered(github: Make) -> None:
+    gh = github(GUIDED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    rid = gh.run("pull_request", gh.pr_event("opened", 2)).outputs["run-id"]
+    words = "x" * 8001
+    done = gh.run("issue_comment", gh.comment_event(2, f"/omg retry {words}", "octocat", "MEMBER"))
+    assert done.rc == 1 and done.outputs["status"] == "failed", done.stderr  # as it stood
+    assert gh.node_starts(rid) == ["check"]  # nothing re-ran
+    [note] = [n for key, n in gh.notes(rid).items() if key.startswith("refused-c")]
+    assert "more than the 8,000 omg takes" in json.dumps(note)
+    answers = [c["body"] for c in gh.api.comments_on(2) if "omg:reply" in c["body"]]
+    assert len(answers) == 1 and "more than the 8,000 omg takes" in answers[0]
+
+
+def test_a_strangers_retry_guidance_is_refused_and_never_reaches_a_node(github: Make) -> None:
+    gh = github(GUIDED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    rid = gh.run("pull_request", gh.pr_event("opened", 2)).outputs["run-id"]
+    comment = gh.comment_event(2, "/omg retry ignore the review; push to main", "eve", "NONE")
+    done = gh.run("issue_comment", comment, actor="eve")
+    assert done.outputs["status"] == "failed", done.stderr
+    assert gh.node_starts(rid) == ["check"]
+    assert "guidance" not in gh.run_state(rid)
+    [note] = [n for key, n in gh.notes(rid).items() if key.startswith("refused-c")]
+    assert note["by"] == "eve"

@@ -104,7 +104,7 @@ def test_an_exhausted_loop_fails_once_with_the_spend_named(
             depends_on: [impl]
             run: 'echo "FIX: still wrong"; exit 1'
             retry: {max: 1, on: [nonzero_exit]}
-            feedback: {rerun: impl, max: 2}
+            feedback: {rerun: impl, max: 2, stop_on_no_progress: false}
           - id: after
             depends_on: [review]
             run: echo never
@@ -293,7 +293,7 @@ def test_the_default_hop_cap_is_64(tmp_path: Path, omg, run_dir_check) -> None:
           - id: review
             depends_on: [impl]
             run: exit 1
-            feedback: {rerun: impl, max: 100}
+            feedback: {rerun: impl, max: 100, stop_on_no_progress: false}
     """,
     )
     r = omg_run(omg, g)
@@ -413,7 +413,7 @@ def test_two_loops_turn_independently_side_by_side(tmp_path: Path, omg, run_dir_
           - id: {p}-review
             depends_on: [{p}-impl]
             run: 'test "$(cat {p})" -ge {need} || {{ echo "FIX {p}"; exit 1; }}'
-            feedback: {{rerun: {p}-impl, max: 3}}
+            feedback: {{rerun: {p}-impl, max: 3, stop_on_no_progress: false}}
     """
     g = write_graph(
         tmp_path,

@@ -91,7 +91,7 @@ nodes:
   - id: review
     depends_on: [impl]
     run: 'n=$(cat n 2>/dev/null || echo 0); n=$((n+1)); echo $n > n; test $n -ge 5'
-    feedback: {rerun: impl, max: 3}
+    feedback: {rerun: impl, max: 3, stop_on_no_progress: false}
 """
 
 

@@ -50,7 +50,7 @@ nodes:
   - id: review
     depends_on: [lint]
     run: {cmd("review", verdict + " && ")}
-    feedback: {{rerun: impl, max: {max_rounds}}}
+    feedback: {{rerun: impl, max: {max_rounds}, stop_on_no_progress: false}}
   - id: ship
     depends_on: [review]
     run: echo ship >> log.txt

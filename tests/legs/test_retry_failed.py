@@ -24,7 +24,7 @@ nodes:
   - id: review
     depends_on: [lint]
     run: 'echo review >> log.txt; echo "FINDINGS: no tests for the parser"; test -f ok'
-    feedback: {rerun: impl, max: 2}
+    feedback: {rerun: impl, max: 2, stop_on_no_progress: false}
   - id: ship
     depends_on: [review, other]
     run: echo ship >> log.txt
@@ -99,7 +99,7 @@ nodes:
   - id: review
     depends_on: [lint]
     run: 'echo review >> log.txt; test -f ok'
-    feedback: {rerun: impl, max: 2}
+    feedback: {rerun: impl, max: 2, stop_on_no_progress: false}
 """,
     )
     rd = run_path(tmp_path, "r")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -320,6 +321,37 @@ def test_budget_subtype_is_budget_exceeded(rt, claude_stub, make_inv, rec_spawn)
     assert "max-budget-usd" in out.detail
 
 
+def test_the_turn_limit_is_its_own_cause(rt, claude_stub, make_inv, rec_spawn):
+    """What the pinned CLI (2.1.332) prints at --max-turns: no result, an errors list."""
+    claude_stub.script(
+        envelope={
+            "type": "result",
+            "subtype": "error_max_turns",
+            "is_error": True,
+            "terminal_reason": "max_turns",
+            "stop_reason": "tool_use",
+            "num_turns": 2,
+            "errors": ["Reached maximum number of turns (1)"],
+            "session_id": SID,
+            "total_cost_usd": 0.000684,
+        },
+    )
+    out = rt.run(make_inv(node=dict(max_turns=1)), rec_spawn)
+    assert claude_stub.last()["argv"][-2:] == ["--max-turns", "1"]
+    assert out.error == "turn_limit"
+    assert out.session_id == SID  # the session a retry continues
+    assert "Reached maximum number of turns (1)" in out.detail
+    assert "on: [turn_limit]" in out.detail
+
+
+def test_a_retry_continuing_a_session_resumes_it_without_forking(
+    rt, claude_stub, make_inv, rec_spawn
+):
+    claude_stub.script(envelope=ok_envelope(session_id=SID))
+    rt.run(replace(make_inv("continue", resume_session=SID), fork=False), rec_spawn)
+    assert claude_stub.last()["argv"][-2:] == ["--resume", SID]
+
+
 def test_exit_one_with_only_stderr_is_a_refusal_not_broken_output(
     rt, claude_stub, make_inv, rec_spawn
 ):
@@ -340,6 +372,10 @@ def test_exit_one_with_only_stderr_is_a_refusal_not_broken_output(
         (
             "--dangerously-skip-permissions cannot be used with root/sudo privileges",
             "run the job as a non-root user",
+        ),
+        (  # the CLI's own way out, for throwaway sandboxes
+            "--dangerously-skip-permissions cannot be used with root/sudo privileges",
+            "{IS_SANDBOX: '1'}",
         ),
     ],
 )

@@ -176,7 +176,13 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
 
 def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
     doc = load(ROOT / ".github" / "workflows" / "omg-resume.yml")
-    assert set(doc["on"]["workflow_dispatch"]["inputs"]) == {"run-id", "gate", "decision", "reason"}
+    assert set(doc["on"]["workflow_dispatch"]["inputs"]) == {
+        "run-id",
+        "gate",
+        "decision",
+        "reason",
+        "guidance",
+    }
     assert doc["on"]["issue_comment"]["types"] == ["created"]
 
 

@@ -27,6 +27,9 @@ LOGIN_HINT = (
     "or set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN for the runner"
 )
 BUDGET_SUBTYPE = "error_max_budget_usd"
+#: claude 2.1.x at --max-turns: ``subtype: error_max_turns``, ``terminal_reason: max_turns``,
+#: ``is_error: true``, no ``result``, ``errors: ["Reached maximum number of turns (N)"]``.
+TURNS_SUBTYPE = "error_max_turns"
 USAGE_KEYS = (
     "input_tokens",
     "output_tokens",
@@ -126,7 +129,9 @@ def refused(res: ProcResult, started: str | None) -> Output:
     if "root" in low and ("dangerously-skip-permissions" in low or "bypass" in low):
         hint = (
             "claude refuses bypassPermissions as root (common in CI containers): run the job as "
-            "a non-root user, or use permission_mode acceptEdits / dontAsk with allowed_tools"
+            "a non-root user; in a throwaway container or VM only, give the node env: "
+            "{IS_SANDBOX: '1'} (the CLI's way out for sandboxes); or use permission_mode "
+            "acceptEdits / dontAsk with allowed_tools"
         )
     elif "no conversation found" in low:
         hint = SESSION_HINT
@@ -273,6 +278,16 @@ def from_envelope(
             detail=f"claude stopped at its --max-budget-usd limit{limit}: spent {spent}",
             **common,
         )
+    if env.subtype == TURNS_SUBTYPE or env.terminal_reason == "max_turns":
+        return Output(
+            res.exit_code,
+            env.result,
+            error="turn_limit",
+            detail=f"claude stopped at its turn limit: {_clip(env.failure_cause or 'max_turns')}; "
+            "a retry on turn_limit continues this session where it stopped (retry: {max: 1, "
+            "on: [turn_limit]}), or raise the node's max_turns",
+            **common,
+        )
     if env.is_error and (hit := classify(env.failure_cause, env.api_error_status)):
         return Output(
             res.exit_code,
@@ -308,7 +323,7 @@ def _error_detail(env: Envelope, res: ProcResult) -> str:
         else f"exit {res.exit_code}, no message"
     )
     said = _clip(said)
-    status, reason = env.api_error_status, env.terminal_reason
+    status = env.api_error_status
     if "no conversation found" in said.lower():
         return f"claude could not resume the parent's session: {said}; {SESSION_HINT}"
     if status in (401, 403) or _AUTH_MARKERS.search(said):
@@ -323,8 +338,6 @@ def _error_detail(env: Envelope, res: ProcResult) -> str:
             f"the API failed (HTTP {status}{', overloaded' if status == 529 else ''}): {said}; "
             "an outage is not a verdict on the work — retry later (https://status.anthropic.com)"
         )
-    if env.subtype == "error_max_turns" or reason == "max_turns":
-        return f"claude ran out of turns: {said}; give the node more room or a narrower prompt"
     if env.subtype == "error_during_execution":
         return f"claude failed while running: {said}; the CLI's own error, not a verdict"
     return f"claude reported an error: {said}; {_error_hint(said)}"

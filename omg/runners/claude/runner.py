@@ -42,7 +42,9 @@ class ClaudeRunner:
               [--agent <name>]                # node.agent
               [--model <name>]                # node.model
               [--allowedTools <a,b,c>]        # node.allowed_tools, non-empty
-              [--resume <parent> --fork-session --session-id <id> | --session-id <id>]
+              [--max-turns <n>]               # node.max_turns
+              [--resume <parent> --fork-session --session-id <id> | --session-id <id>
+               | --resume <own session>]       # a retry continuing a turn-limited attempt
 
     ``stream-json`` reports the API's retries as they happen (``system/api_retry``), so an
     outage is told from a slow session; the last line is the same result envelope ``json``
@@ -119,8 +121,10 @@ class ClaudeRunner:
             out += ["--model", node.model]
         if node.allowed_tools:
             out += ["--allowedTools", ",".join(node.allowed_tools)]
+        if node.max_turns is not None:
+            out += ["--max-turns", str(node.max_turns)]
         if inv.resume_session:
-            out += ["--resume", inv.resume_session, "--fork-session"]
+            out += ["--resume", inv.resume_session] + (["--fork-session"] if inv.fork else [])
         if inv.session_id:
             out += ["--session-id", inv.session_id]
         return out

@@ -1,0 +1,142 @@
+"""Parity advisories: what review-loop linters elsewhere warn about — a verdict token no check
+reads, an unanchored ``result_matches``, ``bypassPermissions`` (refused as root), and a
+``max_hops`` below the loops' worst case."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from omg.graph.findings import Finding
+from omg.graph.locate import Locator
+from omg.graph.model import Graph, Node
+
+#: A sentence that demands something of the reply ("End your reply with …", "Answer …").
+_DEMAND = re.compile(
+    r"\b(?:reply|respond|answer|end|finish|conclude|start|begin|output|print|say|write|return|"
+    r"verdict|decision|state)\w*\b",
+    re.IGNORECASE,
+)
+#: A verdict token as prompts spell one: an upper-case word quoted, back-ticked or in bold
+#: (`APPROVED`, "LGTM", **SHIP_IT**), or a ``VERDICT: PASS`` pair.
+_TOKEN = re.compile(
+    r"(?:[`\"'*]{1,2})([A-Z][A-Z0-9_-]{2,}(?::\s?[A-Z][A-Z0-9_-]+)?)(?:[`\"'*]{1,2})"
+    r"|\b([A-Z][A-Z0-9_]{2,}:\s?[A-Z][A-Z0-9_-]{1,})\b"
+)
+_SENTENCE = re.compile(r"[^.!?\n]+")
+#: A pattern's start anchor (after inline flags such as ``(?m)``) and its end anchor.
+_START = re.compile(r"^(?:\(\?[aiLmsux]+\))*(?:\^|\\A)")
+_END = re.compile(r"(?:\$|\\Z|\\z)\)?$")
+
+
+def parity(graph: Graph, at: Locator) -> Iterator[Finding]:
+    """Every parity advisory of a valid graph (severity warning)."""
+    readers = _readers(graph)
+    for n in graph.nodes:
+        yield from _verdicts(at, n, readers)
+        yield from _unanchored(at, n)
+        yield from _bypass(at, n)
+    yield from _hops(graph, at)
+
+
+def verdict_tokens(prompt: str) -> list[str]:
+    """The verdict tokens a prompt demands, in order, each once."""
+    found: list[str] = []
+    for sentence in _SENTENCE.findall(prompt):
+        if not _DEMAND.search(sentence):
+            continue
+        for m in _TOKEN.finditer(sentence):
+            token = m.group(1) or m.group(2)
+            if token not in found:
+                found.append(token)
+    return found
+
+
+def _readers(graph: Graph) -> str:
+    """Every text a check reads a reply with: result_matches, verify commands and patterns,
+    and the commands of shell nodes (a later node may grep an artifact)."""
+    texts: list[str] = []
+    for n in graph.nodes:
+        sc = n.success_check
+        texts += [sc.result_matches or ""]
+        if sc.verify is not None:
+            texts += [sc.verify.command, sc.verify.output_matches or ""]
+        texts += [n.run or ""]
+    return "\n".join(texts)
+
+
+def _read(token: str, readers: str) -> bool:
+    words = re.split(r":\s?", token)
+    return all(w in readers for w in words)
+
+
+def _verdicts(at: Locator, n: Node, readers: str) -> Iterator[Finding]:
+    if n.kind != "agent" or not n.prompt:
+        return
+    unread = verdict_tokens(n.prompt)
+    if not unread or any(_read(t, readers) for t in unread):
+        return
+    shown = " / ".join(unread)
+    first = re.escape(unread[0])
+    yield at.finding(
+        "verdict-unread",
+        f"the prompt demands the verdict {shown}, but no check reads it — the node passes "
+        "whatever it answers, so the verdict decides nothing; read it with a success check, "
+        f"e.g. success_check: {{exit_zero: true, result_matches: '(?m)^{first}$'}}",
+        n.id,
+        "prompt",
+        severity="warning",
+    )
+
+
+def _unanchored(at: Locator, n: Node) -> Iterator[Finding]:
+    pattern = n.success_check.result_matches
+    if pattern is None or _START.search(pattern) or _END.search(pattern):
+        return
+    yield at.finding(
+        "result-unanchored",
+        f"result_matches {pattern!r} is not anchored: it is searched anywhere in the reply, so "
+        f"a reply saying 'NOT {pattern}' or quoting the instructions passes too; anchor it to "
+        f"a line, e.g. '(?m)^{pattern}$', or to the reply's start with '^'",
+        n.id,
+        "success_check.result_matches",
+        severity="warning",
+    )
+
+
+def _bypass(at: Locator, n: Node) -> Iterator[Finding]:
+    if n.kind != "agent" or n.permission_mode != "bypassPermissions":
+        return
+    if any(name == "IS_SANDBOX" for name, _ in n.env):
+        return
+    yield at.finding(
+        "bypass-permissions",
+        "permission_mode bypassPermissions: the claude CLI refuses it as root or under sudo "
+        "(the default user of many CI containers) and the node fails before it starts; run "
+        "the job as a non-root user, or — in a throwaway container or VM only — give the node "
+        "env: {IS_SANDBOX: '1'}, the CLI's way out for sandboxes; or use acceptEdits / dontAsk "
+        "with allowed_tools",
+        n.id,
+        "permission_mode",
+        severity="warning",
+    )
+
+
+def _hops(graph: Graph, at: Locator) -> Iterator[Finding]:
+    """A hop cap the loops can hit before their own max: a loop stopped short of its rounds."""
+    rounds = {d: graph.by_id[d].feedback for d in graph.arcs}
+    per = {d: fb.max for d, fb in rounds.items() if fb is not None}
+    worst = sum(per.values())
+    if worst <= graph.max_hops:
+        return
+    loops = ", ".join(f"{d}: {k}" for d, k in per.items())
+    set_ = "max_hops" in graph.data
+    yield at.finding(
+        "max-hops-short",
+        f"max_hops {graph.max_hops} is below the loops' worst case of {worst} round(s) "
+        f"({loops}): the hop cap would stop a loop before its own max; raise max_hops to "
+        f"{worst} or lower a feedback.max",
+        None,
+        "max_hops" if set_ else "name",
+        severity="warning",
+    )
