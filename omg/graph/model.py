@@ -209,6 +209,8 @@ class Graph:
     concurrency: int = DEFAULT_CONCURRENCY
     on_fail: OnFail = "halt"
     budget_usd: float | None = None
+    pr_budget_usd: float | None = None  # all runs of one pull request, together
+    day_budget_usd: float | None = None  # all runs of the repository in one UTC day
     max_hops: int = DEFAULT_MAX_HOPS
     approvers: tuple[str, ...] = ()  # GitHub logins who alone may decide gates (empty: writers)
     secrets: tuple[str, ...] = ()  # environment variables whose values omg masks
