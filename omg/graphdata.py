@@ -105,6 +105,8 @@ class GraphData(TypedDict, total=False):
     concurrency: int
     on_fail: Literal["halt", "continue"]
     budget_usd: int | float
+    pr_budget_usd: int | float
+    day_budget_usd: int | float
     max_hops: int
     approvers: list[str]
     secrets: list[str]

@@ -25,9 +25,16 @@ Verdict = Literal["PASS", "FAIL", ""]
 #: How a leg (and so the run, for now) ended.
 Outcome = Literal["passed", "failed", "paused"]
 #: Why a leg ended where it did (`run_finished.reason`).
-StopReason = Literal["gate", "leg_budget", "failed", "unfinished"]
+StopReason = Literal["gate", "leg_budget", "failed", "unfinished", "limit", "spend_cap"]
 #: What a `node_retried` event stands for.
-RetryReason = Literal["retry", "feedback", "exhausted", "leg_budget"]
+RetryReason = Literal["retry", "feedback", "exhausted", "leg_budget", "limit"]
+#: A limit of the model's provider that pauses a run until it resets: a subscription's usage
+#: window (``session``: "You've hit your session limit · resets 3pm") or an API rate limit
+#: that outlasted the CLI's own retries (``rate``).
+LimitKind = Literal["session", "rate"]
+#: A spend cap beyond one run: over all runs of one pull request, or of the repository in a
+#: UTC day.
+CapScope = Literal["pull_request", "day"]
 #: What a gate decision rules (the recorded decision itself is `leg.decisions.Decision`).
 Ruling = Literal["approve", "reject"]
 

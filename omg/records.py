@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from omg.graphdata import GraphData
-from omg.kinds import Cause, Outcome, Provenance, Ruling, Verdict
+from omg.kinds import CapScope, Cause, LimitKind, Outcome, Provenance, Ruling, Verdict
 
 
 class _NodeRequired(TypedDict):
@@ -67,10 +67,34 @@ class Dispatched(TypedDict, total=False):
     url: str
 
 
+class WaitRecord(TypedDict):
+    """A leg that paused for a provider's limit: the node it stopped, the kind of limit, what
+    was said, the reset in the provider's words, and the earliest time a leg tries again."""
+
+    node_id: str
+    kind: LimitKind
+    said: str
+    resets: str
+    not_before: str  # ISO 8601 UTC: a conservative bound, never a clock parsed from ``resets``
+
+
+class CappedRecord(TypedDict):
+    """A leg that paused at a spend cap: which cap, its scope's key, the cap and the spend."""
+
+    node_id: str
+    scope: CapScope
+    key: str  # the UTC day (YYYY-MM-DD) or the pull request's number
+    cap_usd: float
+    spent_usd: float
+
+
 class _LegOptional(TypedDict, total=False):
     ci: CiRun
     fanout: Fanout
     dispatched: Dispatched
+    wait: WaitRecord  # paused for a provider's limit (reason ``limit``)
+    capped: CappedRecord  # paused at a spend cap (reason ``spend_cap``)
+    caps: list[CappedRecord]  # each spend cap and its scope's spend when the leg ended
 
 
 class LegRecord(_LegOptional):
@@ -105,6 +129,7 @@ class _StateOptional(TypedDict, total=False):
     pull_request: PullRequestRecord  # a run started on a pull request judges exactly this head
     superseded_by: str  # the newer head whose run took this one's place
     rehearsal: bool  # agent nodes answered by the stub model: costs rehearsed, not spent
+    approved_usd: float  # spend writers approved beyond the spend caps (/omg approve-spend)
     guidance: str  # the latest words a person gave the re-armed nodes ({{ guidance }})
     guidance_by: str  # who gave them
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from omg.graph.model import Graph, Node
 from omg.kinds import EXHAUSTED_GATE_SUFFIX, JUDGMENT_CAUSES, Cause, Outcome, StopReason
@@ -273,7 +273,9 @@ def ending(
     if failed_for_good(graph, status):
         return LegResult("failed", "failed", detail="failed: " + ", ".join(failed))
     if left:
-        reason: StopReason = "leg_budget" if stop == "leg_budget" else "unfinished"
+        reason: StopReason = "unfinished"
+        if stop in ("leg_budget", "limit", "spend_cap"):
+            reason = cast(StopReason, stop)  # the names a Stop shares with StopReason
         return LegResult("paused", reason, detail="unfinished: " + ", ".join(left))
     return LegResult("passed")
 

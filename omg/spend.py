@@ -19,6 +19,7 @@ class SpendFields(TypedDict, total=False):
     cost_unknown: bool | None
     usage: dict[str, int] | None
     session_cost_usd: float | None
+    cost_anomaly: str | None
 
 
 #: What a node's record keeps as the last execution reported it (the cost is summed instead).
@@ -33,6 +34,28 @@ class Spend:
     cost_unknown: bool = False
     usage: Mapping[str, int] = field(default_factory=dict)  # token counts by kind
     session_cost_usd: float | None = None  # the session's cumulative cost, as the CLI said
+    #: Why ``cost_usd`` cannot be what the execution really cost (it was clamped), when so.
+    anomaly: str | None = None
+
+    def resumed(self, parent_usd: float) -> Spend:
+        """This spend of a resumed session, whose reported cost counts its parent's: priced by
+        the difference. A session reporting less than its parent had cost cannot be priced:
+        its cost is recorded as $0 and the anomaly says so, never silently."""
+        reported = self.session_cost_usd
+        if reported is None:
+            return self
+        delta = reported - parent_usd
+        if delta >= 0:
+            return replace(self, cost_usd=delta)
+        return replace(
+            self,
+            cost_usd=0.0,
+            anomaly=(
+                f"the resumed session reported ${reported:.4f} in all, less than the "
+                f"${parent_usd:.4f} its parent had cost; recorded as $0 (the real cost is "
+                "unknown: check the account's usage)"
+            ),
+        )
 
     def with_usage(self, total: Mapping[str, int]) -> Spend:
         """This spend with ``total`` as its token usage."""
@@ -45,6 +68,7 @@ class Spend:
             "cost_unknown": self.cost_unknown or None,
             "usage": dict(self.usage) or None,
             "session_cost_usd": self.session_cost_usd,
+            "cost_anomaly": self.anomaly,
         }
 
     @classmethod
@@ -57,6 +81,7 @@ class Spend:
             cost_unknown=bool(ev.get("cost_unknown")),
             usage=dict(usage) if isinstance(usage, Mapping) else {},
             session_cost_usd=float(session) if session is not None else None,
+            anomaly=ev.get("cost_anomaly") or None,
         )
 
 

@@ -403,7 +403,7 @@ sid = argv[argv.index("--session-id") + 1] if "--session-id" in argv else (
 books = here / "sessions.json"
 spent = json.loads(books.read_text()) if books.exists() else {{}}
 parent = argv[argv.index("--resume") + 1] if "--resume" in argv else None
-total = spent.get(parent, 0.0) + reply.get("cost", 0.01)
+total = reply.get("total", spent.get(parent, 0.0) + reply.get("cost", 0.01))
 spent[sid] = total
 books.write_text(json.dumps(spent))
 envelope = {{
@@ -415,6 +415,9 @@ envelope = {{
     "total_cost_usd": total,
     "usage": {{"input_tokens": 10, "output_tokens": 5}},
 }}
+for key in ("api_error_status", "terminal_reason"):  # how the CLI says an API call failed
+    if key in reply:
+        envelope[key] = reply[key]
 print(json.dumps(envelope))
 sys.exit(reply.get("exit", 0))
 '''
@@ -423,9 +426,10 @@ sys.exit(reply.get("exit", 0))
 class ScriptedClaude:
     """A `claude` executable that answers each call with the next scripted reply.
 
-    A reply is a dict: ``result`` (text), ``cost`` (default 0.01), ``is_error``, ``subtype``,
-    ``exit``, ``sleep``, ``write`` ({file: text} written in its cwd, like an edit). The last
-    reply repeats once the script runs out.
+    A reply is a dict: ``result`` (text), ``cost`` (default 0.01), ``total`` (the session's
+    cumulative cost to report instead of the parent's plus ``cost``), ``is_error``, ``subtype``,
+    ``api_error_status``, ``terminal_reason``, ``exit``, ``sleep``, ``write`` ({file: text}
+    written in its cwd, like an edit). The last reply repeats once the script runs out.
     """
 
     def __init__(self, directory: Path, version: str = "2.1.332") -> None:

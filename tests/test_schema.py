@@ -132,6 +132,8 @@ def test_schema_every_graph_field_is_read_by_the_model(key: str) -> None:
         "concurrency": 9,
         "on_fail": "continue",
         "budget_usd": 4.0,
+        "pr_budget_usd": 20.0,
+        "day_budget_usd": 50.0,
         "max_hops": 3,
         "approvers": ["octocat"],
         "secrets": ["DEPLOY_URL"],

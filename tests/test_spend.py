@@ -14,14 +14,35 @@ TOKENS = {"input_tokens": 12, "output_tokens": 3}
 @pytest.mark.parametrize(
     ("spend", "fields"),
     [
-        (Spend(), {"cost_usd": 0.0, "cost_unknown": None, "usage": None, "session_cost_usd": None}),
+        (
+            Spend(),
+            {
+                "cost_usd": 0.0,
+                "cost_unknown": None,
+                "usage": None,
+                "session_cost_usd": None,
+                "cost_anomaly": None,
+            },
+        ),
         (
             Spend(0.25, False, TOKENS, 1.5),
-            {"cost_usd": 0.25, "cost_unknown": None, "usage": TOKENS, "session_cost_usd": 1.5},
+            {
+                "cost_usd": 0.25,
+                "cost_unknown": None,
+                "usage": TOKENS,
+                "session_cost_usd": 1.5,
+                "cost_anomaly": None,
+            },
         ),
         (
             Spend(cost_unknown=True),
-            {"cost_usd": 0.0, "cost_unknown": True, "usage": None, "session_cost_usd": None},
+            {
+                "cost_usd": 0.0,
+                "cost_unknown": True,
+                "usage": None,
+                "session_cost_usd": None,
+                "cost_anomaly": None,
+            },
         ),
     ],
 )

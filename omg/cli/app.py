@@ -5,11 +5,12 @@ Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fa
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Literal, NoReturn, cast
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, cast
 
 # Plain help and errors: typer's rich extras cost ~150 ms at every start (a pre-commit hook's
 # budget); set before typer is imported, it reaches no child (child environments are
@@ -21,6 +22,10 @@ import typer
 from omg.cli import exits
 from omg.cli.next import next_step
 from omg.errors import OmgError, UsageError
+
+if TYPE_CHECKING:
+    from omg.cli.job import OnSchedule
+    from omg.leg.caps import SpendCaps
 
 app = typer.Typer(
     name="omg",
@@ -222,9 +227,23 @@ def resume(
         list[str] | None,
         typer.Option("--input", "-i", help="name=value: the run's secret inputs, again."),
     ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Render the next leg's invocations, run nothing.")
+    ] = False,
+    approve_spend: Annotated[
+        float | None,
+        typer.Option(
+            "--approve-spend",
+            metavar="USD",
+            help="Let this run spend USD more beyond the spend caps (pr/day_budget_usd).",
+        ),
+    ] = None,
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
+
+    if dry_run:
+        _exit(commands.dry_resume(runs_dir, run_id))
 
     if approve and reject:
         raise UsageError("--approve and --reject are mutually exclusive; decide one gate per leg")
@@ -253,6 +272,7 @@ def resume(
             by_node=by_node,
             rehearse=rehearse,
             inputs=_parse_inputs(input or []),
+            approve_spend=approve_spend,
         )
     )
 
@@ -370,6 +390,43 @@ def leg_command(
             "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="Fan-out: jobs a wave."
         ),
     ] = None,
+    pr_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--pr-budget-usd",
+            envvar="OMG_PR_BUDGET_USD",
+            help="Spend cap over all runs of one pull request (replaces the graph's).",
+        ),
+    ] = None,
+    day_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--day-budget-usd",
+            envvar="OMG_DAY_BUDGET_USD",
+            help="Spend cap over all runs of the repository in one UTC day (replaces the graph's).",
+        ),
+    ] = None,
+    limit_wait: Annotated[
+        float | None,
+        typer.Option(
+            "--limit-wait",
+            envvar="OMG_LIMIT_WAIT",
+            min=0,
+            max=86400,
+            help="Seconds a run paused for a provider's limit waits before a scheduled leg "
+            "tries again (default: 1800 for a usage limit, 300 for a rate limit).",
+        ),
+    ] = None,
+    on_schedule: Annotated[
+        str,
+        typer.Option(
+            "--on-schedule",
+            envvar="OMG_ON_SCHEDULE",
+            metavar="start|continue",
+            help="On a schedule event: start today's run of the graph, or (the default) "
+            "continue the runs whose wait for a limit or a day's cap is over.",
+        ),
+    ] = "continue",
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
@@ -378,16 +435,45 @@ def leg_command(
     from omg.leg.loop import LegOptions
 
     inputs = _parse_inputs(input or [])
-    limits = LegOptions(max_minutes=max_minutes, max_nodes=max_nodes)
+    limits = LegOptions(
+        max_minutes=max_minutes,
+        max_nodes=max_nodes,
+        limit_wait_s=limit_wait,
+        caps=_caps(pr_budget_usd, day_budget_usd),
+    )
     args = LegArgs(
         graph, run_id or None, limits, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
+        on_schedule=_on_schedule(on_schedule),
     )  # fmt: skip
     if node or fold:
         from omg.cli.fanout import fanout
 
         _exit(fanout(args, os.environ))
     _exit(job.leg(args, os.environ))
+
+
+def _on_schedule(value: str) -> OnSchedule:
+    """The --on-schedule choice, refused by name when it is neither."""
+    if value == "start":
+        return "start"
+    if value == "continue":
+        return "continue"
+    raise UsageError(
+        f"--on-schedule {value!r} must be start (today's run of the graph) or continue (the "
+        "runs whose wait is over)"
+    )
+
+
+def _caps(pr_usd: float | None, day_usd: float | None) -> SpendCaps | None:
+    """The spend caps given to `omg leg` (the action's inputs), each a finite amount > 0."""
+    from omg.leg.caps import SpendCaps
+
+    for flag, value in (("--pr-budget-usd", pr_usd), ("--day-budget-usd", day_usd)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{flag} {value} must be an amount of dollars > 0")
+    caps = SpendCaps(pr_usd, day_usd)
+    return caps if caps else None
 
 
 @app.command("plan")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from omg.cli.leg_report import Reporting, say
 from omg.errors import MovedOn
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from omg.leg.start import Environment, LegEnd
 
 
+#: what a `schedule` event asks of `omg leg` (the action's `on-schedule` input)
+OnSchedule = Literal["start", "continue"]
+
+
 @dataclass(frozen=True)
 class LegArgs:
     graph: Path | None
@@ -37,6 +41,8 @@ class LegArgs:
     fold: bool = False  # the job after the matrix: fold the wave's records in
     base: str | None = None  # the run-branch commit the wave was planned at
     max_jobs: int | None = None  # the plan's --max-jobs (the fold re-plans with it)
+    #: what a `schedule` event does: start today's run of the graph, or continue waiting runs
+    on_schedule: OnSchedule = "continue"
 
 
 R = TypeVar("R")

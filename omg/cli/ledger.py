@@ -116,16 +116,19 @@ def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool
         usd, unknown = state["cost_usd"], any(r.get("cost_unknown") for r in records)
         retries = sum(int(r.get("retries", 0)) for r in records)
         rounds = int(state.get("rounds", state["hops"]))
+        anomalies = 0
     else:
         book = ledger(events, limits(graph))
         table = _table(EXECUTION_COLUMNS, execution_rows(graph, book))
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
         usd, unknown = book.total_usd, book.cost_unknown
         retries, rounds = book.retries, book.feedback_rounds
-        tokens = book.tokens
+        tokens, anomalies = book.tokens, book.anomalies
     total = f"${usd:.4f}"
     if unknown:
         total = spent_unknown(usd, tokens if not by_node else 0)
+    elif not by_node and anomalies:
+        total += f" (at least: {anomalies} execution(s) with a cost anomaly, recorded as $0)"
     if state.get("rehearsal"):
         total += " (rehearsed: priced by the CLI from the stub model's usage; nothing spent)"
     totals = (

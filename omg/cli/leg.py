@@ -2,11 +2,13 @@
 
 - ``pull_request`` (opened, synchronize, reopened, ready_for_review): start or continue the run
   of the PR's head; a new head supersedes the previous head's run.
-- ``issue_comment`` ``/omg approve|reject|retry|status`` on a PR: check who wrote it and the
-  state it names, then decide, retry or report.
+- ``issue_comment`` ``/omg approve|reject|retry|status|approve-spend`` on a PR: check who wrote
+  it and the state it names, then decide, retry, approve more spend or report.
 - ``workflow_dispatch`` (``run-id``, ``gate``, ``decision``, ``reason``): continue or decide;
   with ``graph`` (and no run-id, or one not on the remote yet): start a new run on its ref.
-- ``schedule``: today's run of the graph (``schedule-<graph>-<YYYYMMDD>``), started once a day.
+- ``schedule``: with ``--on-schedule start``, today's run of the graph
+  (``schedule-<graph>-<YYYYMMDD>``), started once a day; otherwise (``continue``, the default)
+  continue the runs whose wait is over (a provider's limit, a day's spend cap).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 from omg.cli.job import CiJob, LegArgs, Lost
 from omg.cli.leg_report import leg_elsewhere, say
 from omg.cli.report import Situation, answer
-from omg.errors import MovedOn, RunFailed, StateError, UsageError
+from omg.errors import MovedOn, OmgError, RunFailed, StateError, UsageError
 from omg.github.access import refusal
 from omg.github.command import Command, Malformed, parse
 from omg.github.env import actions
@@ -80,7 +82,9 @@ class Job(CiJob):
         if isinstance(trigger, Dispatch):
             return self.on_dispatch(trigger)
         if isinstance(trigger, Schedule):
-            return self.on_schedule(trigger)
+            if self.args.on_schedule == "start":
+                return self.on_schedule(trigger)
+            return self.on_schedule_waits()
         return self.skip(f"omg has nothing to do on a {trigger.name} event", quiet=False)
 
     def on_pull_request(self, t: PullRequest) -> int:
@@ -173,7 +177,21 @@ class Job(CiJob):
                 self.notes.append(f"{cmd.text!r} is on record and a leg of run {rid} is running")
                 return self.report_only(rid, t.number)
             again = f"omg: run {rid} moved on while deciding; judging {cmd.text!r} again"
-            if isinstance(verdict, AlreadyApplied):
+            if cmd.verb == "approve-spend":
+                written = f"{cmd.text} (comment {t.comment_id})"
+                if any(
+                    ev["event"] == "run_started" and ev.get("command") == written
+                    for ev in rundir.read_events()
+                ):  # a re-run of the job that recorded it: never approved twice
+                    self.notes.append(f"{cmd.text!r} is on record")
+                    return self.report_only(rid, t.number)
+                approval: EventFields = {
+                    "approved_usd": cmd.amount,
+                    "by": t.login,
+                    "command": written,
+                }
+                act = partial(self.resume, rid, run=run, contest=True, stamp=approval)
+            elif isinstance(verdict, AlreadyApplied):
                 act = partial(self.resume, rid, run=run, quiet_if_paused=True)
             elif verdict.decision is None:
                 words = Guidance(cmd.guidance, t.login) if cmd.guidance else None
@@ -279,6 +297,51 @@ class Job(CiJob):
         number = pr["number"] if pr is not None else None
         return self.finish(end, number=number)
 
+    def on_schedule_waits(self) -> int:
+        """A scheduled job: continue each run whose wait is over — paused for a provider's
+        limit (from its conservative earliest retry on: a limit still in force pauses it
+        again, so the schedule polls) or at a day's spend cap (from the next UTC day)."""
+        from omg.leg.wait import ended
+
+        now = datetime.now(UTC)
+        waits = self.runs.waits()
+        due = sorted(rid for rid, data in waits.items() if ended(data, now))
+        if not due:
+            return self.skip(
+                f"no run waits to be continued now ({len(waits)} waiting)", quiet=False
+            )
+        code = 0
+        for rid in due:  # one leg each, one after the other
+            try:
+                code = max(code, self.continue_waiting(rid))
+            except OmgError as exc:  # one run's trouble does not hold the others back
+                say(
+                    f"omg: the wait of run {rid!r} was not continued: {exc} (a wait omg did "
+                    f"not record is removed with `git push {self.args.push} "
+                    f":refs/omg/waits/{rid}`)"
+                )
+                code = max(code, 1)
+            self.notes.clear()
+        return code
+
+    def continue_waiting(self, rid: str) -> int:
+        """The next leg of run ``rid``, which the remote records as waiting; a run that no
+        longer waits (superseded, decided, continued by hand) has its wait cleared instead."""
+        if not self.fetch(rid):
+            say(f"omg: run {rid} waits on {self.args.push}, but its branch is gone")
+            self.runs.drop_wait(rid)
+            return 0
+        run = open_run(self.args.runs_dir, rid)
+        last = run.state["legs"][-1] if run.state["legs"] else None
+        waiting = last is not None and last.get("reason") in ("limit", "spend_cap")
+        if run.state["status"] != "paused" or not waiting:
+            say(f"omg: run {rid} is {run.state['status']}: it waits for nothing any more")
+            self.runs.drop_wait(rid)
+            return 0
+        pr = run.state.get("pull_request")
+        end = self.resume(rid, run=run)
+        return self.finish(end, number=pr["number"] if pr is not None else None)
+
     # -- the pieces ----------------------------------------------------------------------
 
     def graph_file(self) -> tuple[Graph, Path]:
@@ -341,6 +404,7 @@ class Job(CiJob):
         quiet_if_paused: bool = False,
         contest: bool = False,
         run: Run | None = None,
+        stamp: EventFields | None = None,
         guidance: Guidance | None = None,
     ) -> LegEnd | None:
         """Run the run's next leg; None when nothing may run. ``run``: the run as the caller
@@ -373,7 +437,7 @@ class Job(CiJob):
                 self.args.limits,
                 retry_failed=retry_failed,
                 decision=decision,
-                stamp=self.stamp(),
+                stamp={**self.stamp(), **(stamp or {})},
                 guidance=guidance,
             )
         except MovedOn as lost:

@@ -79,6 +79,13 @@ class Reporting(ABC):
         status = state["status"]
         if status == "paused" and state["paused_at"]:
             return Situation("paused", state["paused_at"], ref, head, "gate", note)
+        reason = state["legs"][-1].get("reason") if state["legs"] else None
+        if status == "paused" and reason in ("limit", "spend_cap"):
+            # a limit, or a day's cap: the resume workflow's schedule continues it once the wait
+            # is over; a pull request's cap waits for a writer's /omg approve-spend
+            capped = state["legs"][-1].get("capped")
+            waits = reason == "limit" or (capped is not None and capped["scope"] == "day")
+            return Situation("paused", "", ref, head, "wait" if waits else "none", note)
         if status == "paused":
             return Situation("continuing", "", ref, head, "dispatch", note)
         if status == "running":  # a leg lost its race or was cut: the next leg picks it up

@@ -54,6 +54,8 @@ class Progress:
                 cost = f"  unknown ({tokens} tokens)" if tokens else "  cost unknown"
             detail = f"  {ev['detail']}" if ev.get("detail") else ""
             self._line(f"{mark} {nid}  {verdict}{prov}{rnd}{cost}  {took:.1f}s{detail}")
+        elif kind == "node_retried" and ev.get("reason") == "limit":
+            self._line(f"⏸ {nid}  {ev.get('limit', '')} limit reached — pausing the run")
         elif kind == "node_retried":
             self._line(
                 f"↻ {nid}  {ev.get('detail') if ev.get('reason') != 'retry' else 'retry'}"

@@ -14,6 +14,7 @@ from omg.graph.findings import Finding
 from omg.graph.mermaid import MAX_EDGES, MAX_TEXT, edge_count, render_mermaid
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.leg.caps import standing_text
 from omg.state import Event, State
 from omg.state.ledger import ledger as book_of
 
@@ -48,7 +49,7 @@ class Situation:
     gate: str = ""
     state_ref: str = ""  # the full commit a decision is bound to
     head_sha: str = ""
-    next: str = "none"  # none | gate | dispatch
+    next: str = "none"  # none | gate | dispatch | wait
     note: str = ""  # one line of what else happened (a refusal, a supersede, a dispatch)
 
 
@@ -149,6 +150,9 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
         )
     if sit.next == "dispatch":
         return "**Next:** the next leg was dispatched; this comment updates when it ends."
+    paused = _paused_for(state)
+    if paused:
+        return paused
     if sit.status == "failed":
         return (
             "**Next:** fix what failed, then comment `/omg retry` to re-run the failed nodes "
@@ -159,6 +163,51 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
     if sit.status == "superseded":
         return "**Next:** nothing here; the run for the new head reports below or in its comment."
     return "**Next:** nothing; the run is settled."
+
+
+def _paused_for(state: State) -> str:
+    """The next step of a run paused for a provider's limit or at a spend cap ('' otherwise)."""
+    last = state["legs"][-1] if state["legs"] and state["status"] == "paused" else None
+    wait, capped = (last.get("wait"), last.get("capped")) if last is not None else (None, None)
+    if last is not None and last.get("reason") == "limit" and wait is not None:
+        what = "a usage limit" if wait["kind"] == "session" else "an API rate limit"
+        resets = f" (resets {code(wait['resets'])}, the provider's words)" if wait["resets"] else ""
+        return (
+            f"**Next:** nothing failed — {code(wait['node_id'])} stopped at {what}{resets}: "
+            f"{code(wait['said'])}. The resume workflow's schedule continues the run from "
+            f"{wait['not_before']} (a limit still in force pauses it again); comment "
+            "`/omg retry` to try sooner."
+        )
+    if last is not None and last.get("reason") == "spend_cap" and capped is not None:
+        if capped["scope"] == "day":
+            which = f"the per-day spend cap ({capped['key']} UTC, all runs of the repository)"
+            raise_ = "`day_budget_usd` / the `day-budget-usd` input"
+            later = ", or it continues by itself on the next UTC day (the scheduled resume)"
+        else:
+            which = f"the pull request spend cap (PR #{capped['key']}, all its runs)"
+            raise_, later = "`pr_budget_usd` / the `pr-budget-usd` input", ""
+        return (
+            f"**Next:** nothing failed — the run paused at {which}: {standing_text(capped)}; "
+            f"{code(capped['node_id'])} was not started. A person with write access continues "
+            f"it with `/omg approve-spend <amount>` (that much more for this run), or raise the "
+            f"cap ({raise_}){later}."
+        )
+    return ""
+
+
+def _spend_line(state: State, events: Sequence[Event] = ()) -> str:
+    """``**Spent:** $0.42 over 2 leg(s) · $3.20 of $20 today · $1.10 of $5 on this PR``; an
+    unpriced execution (codex without a price) makes it ``unknown (N tokens unpriced; …)``."""
+    spent = f"${state['cost_usd']:.4f}"
+    book = book_of(events)
+    if book.cost_unknown:
+        spent = ledger.spent_unknown(state["cost_usd"], book.tokens)
+    line = f"**Spent:** {spent} over {len(state['legs'])} leg(s)"
+    caps = state["legs"][-1].get("caps", []) if state["legs"] else []
+    shown = [standing_text(c) for c in caps]
+    if state.get("approved_usd"):
+        shown.append(f"${state.get('approved_usd', 0.0):.2f} approved beyond the caps")
+    return line + "".join(f" · {x}" for x in shown) + "."
 
 
 def markdown(
@@ -181,10 +230,6 @@ def markdown(
         where.append(link("run branch", links.run_branch))
     if links.workflow_run:
         where.append(link("workflow run", links.workflow_run))
-    cost = f"${state['cost_usd']:.4f}"
-    book = book_of(events)
-    if book.cost_unknown:
-        cost = ledger.spent_unknown(state["cost_usd"], book.tokens)
     parts = [
         _headline(graph, state, sit),
         " · ".join(where),
@@ -198,7 +243,7 @@ def markdown(
         by = state.get("guidance_by") or "someone"
         parts.append(f"**Guidance** given by {code(by)}: {code(said)}")
     parts += [
-        f"**Spent:** {cost} over {len(state['legs'])} leg(s).",
+        _spend_line(state, events),
         _table(graph, events, rows),
         diagram(graph, state),
     ]

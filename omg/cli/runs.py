@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import math
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -12,13 +13,16 @@ from pathlib import Path
 from omg.cli import exits, ledger
 from omg.cli.next import next_block
 from omg.cli.progress import Progress
-from omg.errors import Hint, UsageError
+from omg.errors import Hint, StateError, UsageError
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.leg.caps import describe_cap
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, leg_mask, resume_run, start_run
+from omg.leg.wait import describe as describe_wait
 from omg.state import NO_RECORD, State
+from omg.state.events import EventFields
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
 
@@ -92,6 +96,18 @@ def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
         gate = result.paused_at or ""
         block = next_block(Hint("decide", run_id, gate))
         print(f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\n{block}")
+    elif result.reason == "limit":
+        block = next_block(Hint("resume", run_id))
+        wait = state["legs"][-1].get("wait")
+        said = describe_wait(wait) if wait is not None else result.detail
+        print(f"run {run_id!r} {said}.\nNothing failed; once the limit has reset: {block}")
+    elif result.reason == "spend_cap":
+        capped = state["legs"][-1].get("capped")
+        said = describe_cap(capped) if capped is not None else result.detail
+        print(
+            f"run {run_id!r} {said}.\nNothing failed; here, approve more spend with:\n"
+            f"  omg resume {run_id} --approve-spend USD"
+        )
     else:
         block = next_block(Hint("resume", run_id))
         print(f"run {run_id!r} paused for its leg budget ({result.detail}). {block}")
@@ -175,6 +191,7 @@ def resume(
     by_node: bool = False,
     rehearse: Path | None = None,
     inputs: Mapping[str, str] | None = None,
+    approve_spend: float | None = None,
     guidance: str | None = None,
 ) -> int:
     from omg.github import actor
@@ -205,8 +222,20 @@ def resume(
         if env.commits is not None:
             env.commits.fetched_from = fetch  # a live lease there refuses this leg too
         print(f"Resuming run {run_id!r}", file=sys.stderr)
+        stamp: EventFields = {}
+        if approve_spend is not None:
+            if not (math.isfinite(approve_spend) and approve_spend > 0):
+                raise UsageError(f"--approve-spend {approve_spend} must be an amount > 0")
+            who = by or actor(os.environ) or _os_user()
+            stamp = {"approved_usd": approve_spend, "by": who}
         end = resume_run(
-            run_id, env, opts, retry_failed=retry_failed, decision=decision, guidance=words
+            run_id,
+            env,
+            opts,
+            retry_failed=retry_failed,
+            decision=decision,
+            guidance=words,
+            stamp=stamp,
         )
     return _report(end, runs_dir, by_node)
 
@@ -229,6 +258,27 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
     if advisories:
         print("\nadvisories (as `omg lint` gives them):")
         print("\n".join(f.as_text() for f in advisories))
+    return exits.PASSED
+
+
+def dry_resume(runs_dir: Path, run_id: str) -> int:
+    """The next leg's invocations as they would run now: from the run's snapshot and inputs,
+    the passed nodes left out, the run budget shown as what is left of it."""
+    from omg.graph.load import graph_from_snapshot
+    from omg.leg.dryrun import render_plan
+    from omg.state.store import load_run
+
+    rundir = RunDir(runs_dir / check_run_id(run_id))
+    if not rundir.exists():
+        raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
+    state, _ = load_run(rundir)
+    graph = graph_from_snapshot(state["graph"], state["graph_source"])
+    passed = frozenset(n for n, rec in state["nodes"].items() if rec.get("verdict") == "PASS")
+    mask = leg_mask(Environment(runs_dir=runs_dir, root=Path.cwd()), graph, state["inputs"])
+    source = Path(state["graph_source"])
+    plan = render_plan(graph, source, state["inputs"], spent=state["cost_usd"], passed=passed)
+    print(f"Run {run_id!r}, leg {len(state['legs']) + 1}:")
+    print(mask.text(plan))
     return exits.PASSED
 
 

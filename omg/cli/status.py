@@ -29,7 +29,8 @@ def derive(state: State, rundir: RunDir) -> str:
         if state["paused_at"]:
             return f"paused at gate {state['paused_at']}"
         reason = legs[-1].get("reason") if legs else None
-        return "paused for leg budget" if reason == "leg_budget" else "paused"
+        named = {"leg_budget": "leg budget", "limit": "a limit", "spend_cap": "a spend cap"}
+        return f"paused for {named[reason]}" if reason in named else "paused"
     return str(state["status"])
 
 

@@ -19,6 +19,8 @@ BASES = "refs/omg/base/"
 FANOUT = "refs/omg/fanout/"
 NOTES = "refs/omg/notes/"
 LEASES = "refs/omg/lease/"
+SPEND = "refs/omg/spend/"
+WAITS = "refs/omg/waits/"
 HEADS = "refs/heads/"
 
 
@@ -66,6 +68,28 @@ def run_refspecs(run_id: str, remote: str) -> list[str]:
         f"{HEADS}omg/work/{checked('run id', run_id)}/*",
         f"{lease_ref(run_id)}:{lease_tracking(remote, run_id)}",
     ]
+
+
+def spend_ref(scope: str) -> str:
+    """``refs/omg/spend/<kind>/<key>``: a spend book (``pr/12``, ``day/2026-12-04``)."""
+    kind, _, key = scope.partition("/")
+    return f"{SPEND}{checked('spend scope', kind)}/{checked('spend scope', key)}"
+
+
+def spend_tracking(tracking: str, scope: str) -> str:
+    """``refs/remotes/<tracking>/omg-spend/<kind>/<key>``: the book as last fetched."""
+    return f"refs/remotes/{tracking}/omg-spend/" + spend_ref(scope).removeprefix(SPEND)
+
+
+def wait_ref(run_id: str) -> str:
+    """``refs/omg/waits/<run_id>``: a run paused until a time (a limit, a day's cap), which
+    the resume workflow's schedule looks for."""
+    return WAITS + checked("run id", run_id)
+
+
+def waits_tracking(tracking: str) -> str:
+    """``refs/remotes/<tracking>/omg-waits/``: the waits as last fetched (a prefix)."""
+    return f"refs/remotes/{tracking}/omg-waits/"
 
 
 def lease_ref(run_id: str) -> str:

@@ -14,7 +14,7 @@ from pygit2.enums import CredentialType, FetchPrune, FileMode
 
 from omg.errors import GitError, MovedOn, OmgError
 from omg.git.edge import describe, redact
-from omg.git.names import FANOUT, HEADS, NOTES, RUNS
+from omg.git.names import FANOUT, HEADS, NOTES, RUNS, WAITS
 
 TOKEN_USER = "x-access-token"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -309,8 +309,8 @@ def _push_spec(spec: str) -> str:
     if spec.startswith("+"):
         raise GitError(f"refusing to push {spec!r}: omg never force-pushes")
     src, _, dst = spec.partition(":")
-    if not src and dst.startswith((FANOUT, NOTES)):
-        return f":{dst}"  # a fan-out record the fold has taken in (or found stale), or a note
+    if not src and dst.startswith((FANOUT, NOTES, WAITS)):
+        return f":{dst}"  # a fan-out record taken in (or stale), a note, a wait that is over
     if not src:
         raise GitError(f"refusing to push {spec!r}: omg never deletes remote branches")
     return f"{_full(src)}:{_full(dst or src)}"

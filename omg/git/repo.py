@@ -11,9 +11,9 @@ from typing import Literal
 import pygit2
 
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import GitError
+from omg.errors import GitError, MovedOn
+from omg.git import books, locks, notes, runbranch, worktrees
 from omg.git import lease as leases
-from omg.git import locks, notes, runbranch, worktrees
 from omg.git import remote as remotes
 from omg.git.edge import translated
 from omg.git.identity import signature
@@ -32,6 +32,10 @@ from omg.git.names import (
     notes_tracking,
     remote_run_ref,
     run_ref,
+    spend_ref,
+    spend_tracking,
+    wait_ref,
+    waits_tracking,
 )
 from omg.git.remote import GitToken
 from omg.git.worktrees import Checkout
@@ -393,6 +397,82 @@ class RunRepo:
             for name in self._repo.references
             if name.startswith(prefix)
         }
+
+    # -- spend books and waits (one-file records, each update a compare-and-swap) -------
+
+    def book(self, remote: str | None, scope: str) -> tuple[str, bytes] | None:
+        """(commit, ``spend.json``) of the spend book of ``scope`` — fetched from ``remote``
+        now, or this repository's own without one; None when there is none yet."""
+        ref = spend_ref(scope)
+        with self._lock, translated(f"reading the spend book {ref}", _FIX):
+            if remote is None:
+                return books.read(self._repo, ref, "spend.json")
+            tracking = spend_tracking(remotes.tracking_name(self._repo, remote), scope)
+            stale = self._repo.references.get(tracking)
+            if stale is not None:
+                stale.delete()  # a book deleted there is not read from an old copy here
+            remotes.fetch(self._repo, remote, [f"{ref}:{tracking}"], self._tokens)
+            return books.read(self._repo, tracking, "spend.json")
+
+    def put_book(
+        self, remote: str | None, scope: str, data: bytes, message: str, *, parent: str | None
+    ) -> None:
+        """Write the book of ``scope`` as a child of ``parent`` (the commit read): pushed to
+        ``remote``, or swapped in here; MovedOn when another leg wrote it first."""
+        ref = spend_ref(scope)
+        with self._lock, translated(f"writing the spend book {ref}", _FIX):
+            author = signature(self._repo, self._env, "AUTHOR")
+            committer = signature(self._repo, self._env, "COMMITTER")
+            new = books.write(
+                self._repo, None, "spend.json", data, message, parent=parent,
+                author=author, committer=committer,
+            )  # fmt: skip
+            if remote is None:
+                if not books.swap_local(self._repo, ref, new, parent):
+                    raise MovedOn(f"the spend book {ref} moved while this leg wrote it")
+                return
+            self._repo.references.create(ref, new, force=True)  # ours: the push is the swap
+            remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
+
+    def put_wait(self, remote: str, run_id: str, data: bytes, message: str) -> None:
+        """Record on ``remote`` that run ``run_id`` waits (``wait.json``), for the schedule."""
+        ref = wait_ref(run_id)
+        with self._lock, translated(f"recording the wait of run {run_id}", _FIX):
+            tracking = waits_tracking(remotes.tracking_name(self._repo, remote)) + run_id
+            remotes.fetch(self._repo, remote, [f"{ref}:{tracking}"], self._tokens)
+            parent = head(self._repo, tracking)
+            author = signature(self._repo, self._env, "AUTHOR")
+            committer = signature(self._repo, self._env, "COMMITTER")
+            books.write(
+                self._repo, ref, "wait.json", data, message, parent=parent,
+                author=author, committer=committer,
+            )  # fmt: skip
+            remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
+
+    def waits(self, remote: str) -> dict[str, bytes]:
+        """Every wait ``remote`` holds now: run id → ``wait.json``."""
+        with self._lock, translated("fetching the runs that wait", _FIX):
+            prefix = waits_tracking(remotes.tracking_name(self._repo, remote))
+            for name in [r for r in self._repo.references if r.startswith(prefix)]:
+                self._repo.references.delete(name)  # a wait that is over is gone here too
+            spec = f"{wait_ref('x')[:-1]}*:{prefix}*"
+            remotes.fetch(self._repo, remote, [spec], self._tokens)
+            out = {}
+            for rid in self._refs_under(prefix):
+                got = books.read(self._repo, prefix + rid, "wait.json")
+                out[rid] = got[1] if got is not None else b""
+            return out
+
+    def drop_wait(self, remote: str, run_id: str) -> None:
+        """The run waits no more: its wait is deleted on ``remote`` (when it holds one)."""
+        ref = wait_ref(run_id)
+        with self._lock, translated(f"clearing the wait of run {run_id}", _FIX):
+            tracking = waits_tracking(remotes.tracking_name(self._repo, remote)) + run_id
+            remotes.fetch(self._repo, remote, [f"{ref}:{tracking}"], self._tokens)
+            if head(self._repo, tracking) is None:
+                return
+            remotes.push(self._repo, remote, [f":{ref}"], self._tokens)
+            self._repo.references.delete(tracking)
 
     # -- worktrees ----------------------------------------------------------------------
 

@@ -1,20 +1,25 @@
-"""PR comment commands: `/omg approve|reject|retry|status`, parsed from a comment's first line."""
+"""PR comment commands: `/omg approve|reject|retry|status|approve-spend`, parsed from a
+comment's first line."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
 
 from omg.github.markdown import code
 
-Verb = Literal["approve", "reject", "retry", "status"]
-VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status")
+Verb = Literal["approve", "reject", "retry", "status", "approve-spend"]
+VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend")
+#: The most one `/omg approve-spend` approves, in US dollars (a typo of zeros is refused).
+MAX_APPROVE_USD = 10_000.0
 
 USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
-    "`/omg retry [guidance]` or `/omg status`"
+    "`/omg retry [guidance]`, `/omg status` or `/omg approve-spend <amount>`"
 )
+_AMOUNT = re.compile(r"^\$?(\d+(?:\.\d{1,2})?)$")
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
 
 
@@ -27,6 +32,7 @@ class Command:
     ref: str = ""  # the short state commit shown in the sticky comment ('' when not named)
     reason: str = ""
     text: str = ""  # the line as written, for the record
+    amount: float = 0.0  # approve-spend: the dollars approved beyond the spend caps
     #: ``/omg retry <guidance>``: the words after ``retry`` (that line and the lines below it),
     #: given to the re-armed nodes as ``{{ guidance }}``
     guidance: str = ""
@@ -56,6 +62,8 @@ def parse(body: str) -> Command | Malformed | None:
     rest = words[2:]
     if verb == "status":
         return Command(verb, text=line)
+    if verb == "approve-spend":
+        return _approve_spend(line, rest)
     if verb == "retry":
         said = line.split(None, 2)[2] if len(words) > 2 else ""
         guidance = "\n".join([said, *lines[first + 1 :]]).strip()
@@ -72,3 +80,17 @@ def parse(body: str) -> Command | Malformed | None:
             line, f"{code('/omg reject ' + gate)} needs a reason after the gate: {USAGE}"
         )
     return Command(verb, gate=gate, ref=ref, reason=reason, text=line)
+
+
+def _approve_spend(line: str, rest: list[str]) -> Command | Malformed:
+    """``/omg approve-spend 5`` (or ``$5``, ``2.50``): dollars beyond the spend caps."""
+    m = _AMOUNT.match(rest[0]) if len(rest) == 1 else None
+    amount = float(m.group(1)) if m else 0.0
+    if not (m and math.isfinite(amount) and 0 < amount <= MAX_APPROVE_USD):
+        said = f"{code(' '.join(rest))} is not" if rest else "no amount is"
+        return Malformed(
+            line,
+            f"{said} an amount of dollars: {code('/omg approve-spend <amount>')} approves up to "
+            f"${MAX_APPROVE_USD:,.0f} more for this run, e.g. {code('/omg approve-spend 5')}",
+        )
+    return Command("approve-spend", text=line, amount=amount)

@@ -182,6 +182,8 @@ def graph_from_data(data: GraphData) -> Graph:
         concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
         on_fail=data.get("on_fail", "halt"),
         budget_usd=None if budget is None else _float(budget),
+        pr_budget_usd=_usd(data.get("pr_budget_usd")),
+        day_budget_usd=_usd(data.get("day_budget_usd")),
         max_hops=int(data.get("max_hops", DEFAULT_MAX_HOPS)),
         approvers=tuple(str(a) for a in data.get("approvers") or ()),
         secrets=tuple(str(s) for s in data.get("secrets") or ()),
@@ -192,6 +194,10 @@ def graph_from_data(data: GraphData) -> Graph:
         nodes=tuple(node_from_data(n) for n in nodes),
         data=data,
     )
+
+
+def _usd(value: object) -> float | None:
+    return None if value is None else _float(value)
 
 
 def _float(value: object) -> float:

@@ -214,6 +214,8 @@ class Graph:
     concurrency: int = DEFAULT_CONCURRENCY
     on_fail: OnFail = "halt"
     budget_usd: float | None = None
+    pr_budget_usd: float | None = None  # all runs of one pull request, together
+    day_budget_usd: float | None = None  # all runs of the repository in one UTC day
     max_hops: int = DEFAULT_MAX_HOPS
     #: USD per million tokens by model ("input", "cached_input", "output"), for codex
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict, hash=False)

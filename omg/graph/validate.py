@@ -108,6 +108,10 @@ def _structure(graph: Graph, at: Locator) -> Iterator[Finding]:
     yield from _worktrees(graph, at)
     if graph.budget_usd is not None and not math.isfinite(graph.budget_usd):
         yield at.finding("bad-budget", "budget_usd must be a finite amount", None, "budget_usd")
+    for key in ("pr_budget_usd", "day_budget_usd"):
+        cap = getattr(graph, key)
+        if cap is not None and not math.isfinite(cap):
+            yield at.finding("bad-budget", f"{key} must be a finite amount", None, key)
 
 
 def _node(n: Node) -> Iterator[tuple[str, str, str]]:

@@ -77,14 +77,14 @@ def admit(
     only for a command bound to a state ref that reached that check.
     """
     retry = cmd.verb == "retry"
-    on_record = not retry and applied(state, cmd, login)
+    on_record = cmd.verb not in ("retry", "approve-spend") and applied(state, cmd, login)
     if refused is not None:
         return Refuse(refused)
     if on_record:
         return AlreadyApplied(busy=bool(busy))
     if busy:
         return Refuse(busy)
-    if retry:
+    if retry or cmd.verb == "approve-spend":
         return Admit(None)
     decision = decision_of(cmd, login)
     try:

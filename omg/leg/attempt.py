@@ -18,6 +18,7 @@ from omg.leg import transcripts
 from omg.leg.deadline import Deadline
 from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
+from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
 from omg.spend import Spend, summed
 from omg.state import NO_RECORD
@@ -89,6 +90,9 @@ class Result:
     api_retries: int = 0
     retries: int = 0
     deferred: bool = False  # a retry the leg's time budget could not hold; the next leg runs it
+    #: A provider's limit stopped it: not settled, the run pauses until the limit resets.
+    limit: Limit | None = None
+    total_usd: float = 0.0  # every attempt's cost summed (what the spend caps settle)
 
 
 class Renderer:
@@ -180,6 +184,7 @@ def execute(
     shell_env = child_env(ctx.parent_env, node.env)
     max_attempts = 1 + max(node.retry.max, 0)
     used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)
+    total = 0.0  # every attempt's cost, summed
     prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
@@ -208,6 +213,7 @@ def execute(
                 detail=prev[1].detail,
                 cost_usd=prev[0].spend.cost_usd,
                 cost_unknown=prev[0].spend.cost_unknown or None,
+                cost_anomaly=prev[0].spend.anomaly,
                 session_id=session or resume,
             )
         inv = Invocation(
@@ -230,6 +236,15 @@ def execute(
             transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))
+        total += out.spend.cost_usd
+        if out.limit is not None:  # no verdict on the work: judged by nothing, retried by nobody
+            res = _result(
+                node, round_, out, Judgment(False, "run_error", False, detail=out.detail), 0, None
+            )
+            sid = session or resume
+            return replace(
+                res, limit=out.limit, retries=attempt - 1, session_id=sid, total_usd=total
+            )
         j = judge(
             node,
             out,
@@ -253,7 +268,8 @@ def execute(
         j = _over_tokens(node, out, j)
         action, delay = schedule.next_attempt(node, attempt, j.passed, j.cause, ctx.deadline.left())
         if action == "final":
-            return _result(node, round_, out, j, attempt - 1, out.session_id or session or resume)
+            res = _result(node, round_, out, j, attempt - 1, out.session_id or session or resume)
+            return replace(res, total_usd=total)
         prev = (out, j)
         if action == "defer":
             res = _result(node, round_, out, j, attempt - 1, out.session_id or session or resume)
@@ -261,7 +277,7 @@ def execute(
                 f"retry deferred to the next leg: another attempt ({node.timeout} timeout) "
                 f"would not finish inside this leg's time budget; {j.detail}"
             )
-            return replace(res, deferred=True, detail=detail)
+            return replace(res, deferred=True, detail=detail, total_usd=total)
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")

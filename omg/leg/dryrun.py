@@ -20,8 +20,18 @@ def _budget(node: float | None, graph: float | None) -> float | None:
     return graph if node is None else min(node, graph)
 
 
-def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
+def render_plan(
+    graph: Graph,
+    source: Path,
+    given: Mapping[str, str],
+    *,
+    spent: float = 0.0,
+    passed: frozenset[str] = frozenset(),
+) -> str:
+    """Every node's invocation; for a run under way (``spent`` so far, ``passed`` nodes), the
+    run budget each argv is given is what is left of it, as the next leg would give it."""
     inputs = resolve_inputs(graph, given)
+    left = None if graph.budget_usd is None else max(0.0, graph.budget_usd - spent)
 
     def resolve(tok: Token) -> str:
         if tok.kind == "inputs":
@@ -42,6 +52,9 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         n = graph.node(nid)
         after = f" (after {', '.join(n.depends_on)})" if n.depends_on else ""
         out.append(f"\n- {nid} [{n.kind}]{after}")
+        if nid in passed:
+            out.append("    passed: not run again (unless a feedback loop re-arms it)")
+            continue
         if n.kind == "gate":
             out.append(f"    gate: {n.description or '(no description)'}")
             continue
@@ -60,7 +73,7 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
             timeout_s=n.timeout_s,
             session_id="<new-session-uuid>",
             resume_session="<parent session>" if n.handoff == "session" else None,
-            budget_usd=_budget(n.budget_usd, graph.budget_usd),
+            budget_usd=_budget(n.budget_usd, left),
         )
         try:
             argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
@@ -89,6 +102,8 @@ def render_plan(graph: Graph, source: Path, given: Mapping[str, str]) -> str:
         price = f", ${execs * n.budget_usd:.2f} at its budget" if n.budget_usd else ""
         out.append(f"    worst case: {execs} execution(s){price}")
     budget = f"; run budget ${graph.budget_usd:.2f}" if graph.budget_usd else ""
+    if graph.budget_usd and (spent or passed):
+        budget += f": ${spent:.4f} spent, ${left or 0.0:.4f} left"
     priced = sum(graph.executions_of(n.id) * (n.budget_usd or 0.0) for n in graph.nodes)
     spend = f", ${priced:.2f} across the budgeted nodes" if priced else ""
     out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")

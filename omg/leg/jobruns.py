@@ -102,6 +102,24 @@ class JobRuns:
             load_run(RunDir(rundir))
         return found
 
+    def waits(self) -> dict[str, bytes]:
+        """Every run the remote records as waiting (a provider's limit, a day's spend cap):
+        run id → its ``wait.json``."""
+        from omg.git import open_repo
+
+        repo = open_repo(Path.cwd(), tokens=self.tokens)
+        if repo is None:
+            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
+        return repo.waits(self.push)
+
+    def drop_wait(self, run_id: str) -> None:
+        """Clear run ``run_id``'s wait on the remote (it waits for nothing any more)."""
+        from omg.git import open_repo
+
+        repo = open_repo(Path.cwd(), tokens=self.tokens)
+        if repo is not None:
+            repo.drop_wait(self.push, run_id)
+
     def note(self, rid: str, kind: EventKind, fields: EventFields, what: str, note_id: str) -> bool:
         """Record a note about run ``rid`` on a ref of its own (never on the run branch, so a
         leg running now keeps its work); False when that note is on record already."""

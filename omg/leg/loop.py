@@ -6,19 +6,24 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal, cast
 
 from omg import schedule
 from omg.graph.model import Graph, Node
 from omg.kinds import Cause
 from omg.leg import stall
+from omg.leg import wait as waits
 from omg.leg.attempt import Context, Result, execute
+from omg.leg.caps import CapGuard, SpendCaps
+from omg.records import CappedRecord, WaitRecord
 from omg.schedule import LegResult
 from omg.state import NO_RECORD, State
 from omg.state.events import Event, EventFields
 
-#: Why the loop stopped launching: a halting failure, a gate, or the leg's budget.
-Stop = Literal["halt", "gate", "leg_budget"]
+#: Why the loop stopped launching: a halting failure, a gate, the leg's budget, a provider's
+#: limit, or a spend cap.
+Stop = Literal["halt", "gate", "leg_budget", "limit", "spend_cap"]
 FINDINGS_LIMIT = 4000  # characters of a declarer's last findings shown on its exhausted gate
 
 
@@ -36,6 +41,10 @@ class LegOptions:
     #: Whether the leg pauses at a ready gate or an exhausted loop once nothing else runs. A
     #: matrix job does not (its fold decides, seeing every entry); any other leg does.
     pause_idle: bool = True
+    #: Seconds from a limit's pause to the earliest retry (None: ``leg.wait.POLL_S`` by kind).
+    limit_wait_s: float | None = None
+    #: Spend caps given to this leg (the action's inputs); None: the graph's.
+    caps: SpendCaps | None = None
 
     def workers(self, graph: Graph) -> int:
         """How many nodes this leg runs at once."""
@@ -54,14 +63,18 @@ class Leg:
         ctx: Context,
         opts: LegOptions,
         on_settled: SettledHook | None = None,
+        guard: CapGuard | None = None,
     ) -> None:
         self.ctx = ctx
+        self.guard = guard  # the spend caps beyond this run (per pull request, per day)
         self.opts = opts
         self.workers = opts.workers(ctx.graph)
         self.on_settled = on_settled
         self.launched = 0
         self.stop: Stop | None = None
         self.paused_at: str | None = None
+        self.wait: WaitRecord | None = None  # the provider's limit this leg paused for
+        self.capped: CappedRecord | None = None  # the spend cap this leg paused at
         self._frontier: schedule.Frontier | None = None
         self._touched: set[str] | None = set()  # statuses events changed since the last launch
         ctx.recorder.listen(self._on_event)
@@ -82,7 +95,9 @@ class Leg:
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for fut in sorted(done, key=lambda f: self.graph.index[running[f]]):
                     running.pop(fut)
-                    self._settle(fut.result())
+                    res = fut.result()
+                    self._settle(res)
+                    self._settle_spend(res)
         status = rec.read(lambda st: schedule.statuses(self.graph, st["nodes"]))
         return self._finish(status)
 
@@ -140,6 +155,8 @@ class Leg:
                 return
             if self._graph_budget_spent(node):
                 continue
+            if self._spend_capped(node):
+                return
             round_ = schedule.current_round(self.graph, nodes, node.id)
             self.launched += 1
             started = threading.Event()
@@ -215,6 +232,23 @@ class Leg:
         self._hook(node.id, "FAIL", 0)
         return True
 
+    def _spend_capped(self, node: Node) -> bool:
+        """Reserve an agent execution against the spend caps; True when a cap stops it."""
+        if self.guard is None or node.kind != "agent":
+            return False
+        capped = self.guard.admit(node.id, node.budget_usd or 0.0)
+        if capped is None:
+            return False
+        self.capped = capped
+        self.stop = "spend_cap"
+        return True
+
+    def _settle_spend(self, res: Result) -> None:
+        """An agent execution's reservation settled at what it cost, every attempt summed."""
+        if self.guard is None or self.graph.node(res.node_id).kind != "agent":
+            return
+        self.guard.settle(res.node_id, None if res.spend.cost_unknown else res.total_usd)
+
     # -- settling ---------------------------------------------------------------
     def _settle(self, res: Result) -> None:
         rec = self.ctx.recorder
@@ -250,6 +284,23 @@ class Leg:
             return
         if res.reply.strip():
             rd.write_payload(rd.failed(res.node_id), res.reply)
+        if res.limit is not None:  # not final: the node waits for the limit, unsettled
+            rec.emit(
+                "node_retried",
+                spent,
+                reason="limit",
+                cause="run_error",
+                detail=res.detail,
+                limit=res.limit.kind,
+                resets=res.limit.resets or None,
+            )
+            if self.wait is None:
+                now = datetime.now(UTC)
+                self.wait = waits.record(res.node_id, res.limit, now, self.opts.limit_wait_s)
+            if self.stop in (None, "leg_budget"):
+                self.stop = "limit"
+            self._hook(res.node_id, "", res.round)
+            return
         if res.deferred:  # not final: the spend is recorded, the next leg runs the node again
             rec.emit("node_retried", spent, reason="leg_budget", cause=res.cause, detail=res.detail)
             self.stop = "leg_budget"
@@ -338,5 +389,8 @@ class Leg:
             reason=res.reason,
             paused_at=res.paused_at,
             detail=res.detail or None,
+            wait=self.wait if res.reason == "limit" else None,
+            capped=self.capped if res.reason == "spend_cap" else None,
+            caps=self.guard.standing() or None if self.guard is not None else None,
         )
         return res

@@ -18,6 +18,7 @@ from omg.graph.model import Graph
 from omg.graphdata import GraphData
 from omg.leg import decisions, notes
 from omg.leg.attempt import Context
+from omg.leg.caps import CapGuard, SpendCaps, post_wait
 from omg.leg.deadline import Deadline
 from omg.leg.decisions import Decision, Guidance
 from omg.leg.loop import Leg, LegOptions
@@ -332,6 +333,7 @@ def _run_leg(
             ctx,
             opts,
             on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
+            guard=_cap_guard(graph, rec, env, opts),
         )
         try:
             result = leg.run()
@@ -344,10 +346,41 @@ def _run_leg(
         if commits is not None:
             notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
             commits.after_leg(rec, result)
+            if commits.push_remote is not None:
+                post_wait(commits.repo, commits.push_remote, rec.rundir.run_id, rec.state["legs"])
         return result
     finally:
         if commits is not None:
             commits.release_lease()
+
+
+def _cap_guard(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions) -> CapGuard | None:
+    """The spend caps this leg enforces (the leg's own, else the graph's), against the books
+    in git; a run kept outside git has no books, so its caps are warned about, not enforced."""
+    given = opts.caps or SpendCaps()  # the leg's own (the action's inputs) replace the graph's
+    caps = SpendCaps(
+        given.pr_usd if given.pr_usd is not None else graph.pr_budget_usd,
+        given.day_usd if given.day_usd is not None else graph.day_budget_usd,
+    )
+    if not caps:
+        return None
+    if env.commits is None:
+        env.warn(
+            "warning: the spend caps (pr_budget_usd, day_budget_usd) are kept in git; this "
+            "run is not (--no-commit), so they are not enforced"
+        )
+        return None
+    pr = rec.state.get("pull_request")
+    return CapGuard(
+        repo=env.commits.repo,
+        remote=env.commits.push_remote,
+        run_id=rec.rundir.run_id,
+        caps=caps,
+        pr=pr["number"] if pr is not None else None,
+        approved=lambda: float(rec.read(lambda st: st.get("approved_usd", 0.0))),
+        rehearsal=env.rehearsal,
+        warn=env.warn,
+    )
 
 
 def _has_work_after(graph: Graph, state: State, start: EventFields) -> bool:

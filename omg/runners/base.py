@@ -10,6 +10,7 @@ from typing import Protocol
 
 from omg.graph.model import Node
 from omg.kinds import Cause
+from omg.runners.limits import Limit
 from omg.runners.process import Spawner
 from omg.spend import Spend
 
@@ -52,6 +53,8 @@ class Output:
     denials: tuple[str, ...] = ()  # tool calls the agent was refused (permission_denials)
     tool_version: str = ""  # the agent CLI's version
     api_retries: int = 0  # how often the CLI retried the API (stream-json system/api_retry)
+    #: A provider's limit stopped it (a usage or rate limit): the run pauses, nothing failed.
+    limit: Limit | None = None
 
 
 @dataclass(frozen=True)

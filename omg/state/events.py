@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Literal, Required, get_args
 
 from omg.graphdata import GraphData
-from omg.kinds import Cause, Outcome, Provenance
-from omg.records import CiRun, Fanout, PullRequestRecord
+from omg.kinds import Cause, LimitKind, Outcome, Provenance
+from omg.records import CappedRecord, CiRun, Fanout, PullRequestRecord, WaitRecord
 from omg.spend import SpendFields
 
 EventKind = Literal[
@@ -79,6 +79,12 @@ class EventFields(SpendFields, total=False):
     workflow_run_id: str  # leg_dispatched: GitHub's run of the next leg
     url: str
     note: str  # noted off the run branch first: the note's id (refs/omg/notes/<run>/<id>)
+    limit: LimitKind  # node_retried (reason limit): the provider's limit that stopped it
+    resets: str | None  # node_retried (reason limit): the reset, in the provider's words
+    wait: WaitRecord | None  # run_finished (reason limit): the wait, and the earliest retry
+    caps: list[CappedRecord] | None  # run_finished: each spend cap and its scope's spend
+    capped: CappedRecord | None  # run_finished (reason spend_cap): the cap reached
+    approved_usd: float  # run_started: spend a writer approved beyond the caps
 
 
 class EventRecord(EventFields, total=False):

@@ -85,6 +85,8 @@ def _run_started(st: State, ev: Event) -> None:
         leg["fanout"] = copy.deepcopy(ev["fanout"])
     st["legs"].append(leg)
     st["status"] = "running"
+    if ev.get("approved_usd"):
+        st["approved_usd"] = round(st.get("approved_usd", 0.0) + float(ev["approved_usd"]), 10)
     if ev.get("retry_failed"):
         _clear_failed(st, ev)
     if "guidance" in ev:
@@ -281,6 +283,14 @@ def _run_finished(st: State, ev: Event) -> None:
     if st["legs"]:
         leg = st["legs"][-1]
         leg["finished"], leg["outcome"], leg["reason"] = ev["ts"], ev["outcome"], ev.get("reason")
+        wait, capped = ev.get("wait"), ev.get("capped")
+        if wait is not None:
+            leg["wait"] = copy.deepcopy(wait)
+        if capped is not None:
+            leg["capped"] = copy.deepcopy(capped)
+        caps = ev.get("caps")
+        if caps:
+            leg["caps"] = copy.deepcopy(caps)
     st["status"] = ev["outcome"]
     if ev["outcome"] != "paused":
         st["paused_at"] = None

@@ -3,7 +3,8 @@
 An execution is one ``node_started`` and everything up to the event that ends it: its retries
 (``node_retried`` reason ``retry``) ride along, and it ends with ``node_passed``,
 ``node_failed`` or a ``node_retried`` that closes it (``feedback``: its arc fired;
-``exhausted``: its loop escalated to a gate; ``leg_budget``: deferred to the next leg). A gate
+``exhausted``: its loop escalated to a gate; ``leg_budget``: deferred to the next leg;
+``limit``: a provider's limit stopped it, the run waits). A gate
 decision, or a node refused before it could start, is an execution of no attempts. An
 execution still open when the stream ends was cut by a killed leg (or is running now). Every
 event that carries a cost belongs to exactly one row, so the rows' costs sum to the state's.
@@ -17,8 +18,13 @@ from typing import Literal
 
 from omg.state.events import Event
 
-RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "CUT", "RUNNING"]
-_CLOSING = {"feedback": "LOOPING", "exhausted": "AWAITING", "leg_budget": "DEFERRED"}
+RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "WAITING", "CUT", "RUNNING"]
+_CLOSING = {
+    "feedback": "LOOPING",
+    "exhausted": "AWAITING",
+    "leg_budget": "DEFERRED",
+    "limit": "WAITING",  # a provider's limit stopped it: the run waits for the reset
+}
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,7 @@ class Row:
     detail: str = ""
     retries: int = 0
     tokens: int = 0  # input and output tokens, as the execution's last event reported them
+    anomaly: str = ""  # a cost that could not be priced as reported (recorded as $0)
 
 
 @dataclass
@@ -66,6 +73,11 @@ class Ledger:
     def tokens(self) -> int:
         """The tokens of every execution whose cost is unknown (what an unpriced one used)."""
         return sum(r.tokens for r in self.rows if r.cost_unknown)
+
+    @property
+    def anomalies(self) -> int:
+        """Executions whose cost could not be priced as reported."""
+        return sum(1 for r in self.rows if r.anomaly)
 
     @property
     def retries(self) -> int:
@@ -103,6 +115,7 @@ def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
             row.attempts += started is not None  # a decision or a refusal is no attempt
             row.cost_usd = round(row.cost_usd + float(ev.get("cost_usd", 0.0) or 0.0), 10)
             row.cost_unknown = row.cost_unknown or bool(ev.get("cost_unknown"))
+            row.anomaly = str(ev.get("cost_anomaly") or row.anomaly)
             reason = ev.get("reason")
             if kind == "node_retried" and reason == "retry":
                 row.retries += 1
@@ -150,4 +163,6 @@ def _detail(row: Row, limits: Limits) -> str:
         said = said.replace("feedback round ", "fires round ", 1)
     if said and said != f"feedback round {row.round}" and not said.startswith("passed after "):
         parts.append(said)
+    if row.anomaly:  # first, so a clipped detail still shows it
+        parts.insert(0, f"cost anomaly: {row.anomaly}")
     return "; ".join(parts)

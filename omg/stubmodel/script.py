@@ -30,6 +30,10 @@ class Failure:
     status: int
     message: str = ""
     retry_after: float | None = None
+    #: A subscription's usage limit (``session``: the five-hour window the CLI calls the
+    #: session limit; ``weekly``): sent as the ``anthropic-ratelimit-unified-*`` headers.
+    limit: str | None = None
+    resets_in: float | None = None  # seconds from the answer to the limit's reset
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,11 @@ def build(data: Any, source: str) -> Script:
                 error=None
                 if err is None
                 else Failure(
-                    int(err["status"]), str(err.get("message", "")), err.get("retry_after")
+                    int(err["status"]),
+                    str(err.get("message", "")),
+                    err.get("retry_after"),
+                    err.get("limit"),
+                    err.get("resets_in"),
                 ),
                 hang_s=float(raw.get("hang", 0)),
                 empty=bool(raw.get("empty", False)),

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypedDict
 
@@ -236,6 +236,39 @@ def _error_body(fail: Failure) -> ErrorBody:
     }
 
 
+#: The claim each scripted usage limit stands for, as the unified rate-limit headers name it.
+_LIMIT_CLAIMS = {"session": "five_hour", "weekly": "seven_day"}
+
+
+def _with_reset(fail: Failure) -> Failure:
+    """A scripted usage limit answered as a subscriber sees it, reset clock included ("You've
+    hit your session limit · resets 3pm (UTC)"), unless the script words the message itself."""
+    if fail.limit is None or fail.message:
+        return fail
+    reset = time.time() + (3600.0 if fail.resets_in is None else fail.resets_in)
+    clock = time.strftime("%I:%M%p", time.gmtime(reset)).lstrip("0").lower()
+    said = f"You've hit your {fail.limit} limit · resets {clock} (UTC)"
+    return replace(fail, message=said)
+
+
+def _error_headers(fail: Failure) -> dict[str, str]:
+    """An API error answer's headers: retry-after, and a subscription limit's unified headers."""
+    out = {"x-should-retry": "true"}
+    if fail.retry_after is not None:
+        out["retry-after"] = f"{fail.retry_after:g}"
+    if fail.limit is not None:
+        reset = time.time() + (3600.0 if fail.resets_in is None else fail.resets_in)
+        out.update(
+            {
+                "x-should-retry": "false",
+                "anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-representative-claim": _LIMIT_CLAIMS[fail.limit],
+                "anthropic-ratelimit-unified-reset": str(int(reset)),
+            }
+        )
+    return out
+
+
 def _sse(message: Message) -> Iterator[bytes]:
     """A message as the stream of events the API sends for it."""
 
@@ -316,14 +349,8 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 time.sleep(rule.hang_s)
             if rule is not None and rule.error is not None:
                 stub.seen.append(Seen(req, rule.name, rule.error.status))
-                extra = (
-                    {}
-                    if rule.error.retry_after is None
-                    else {"retry-after": f"{rule.error.retry_after:g}"}
-                )
-                self._json(
-                    rule.error.status, _error_body(rule.error), {**extra, "x-should-retry": "true"}
-                )
+                fail = _with_reset(rule.error)
+                self._json(fail.status, _error_body(fail), _error_headers(fail))
                 return
             stub.seen.append(Seen(req, rule.name if rule else "", 200))
             message = stub.message(rule, req, str(body.get("model") or "claude-stub"))

@@ -23,6 +23,8 @@ nodes:
 Make = Callable[[str], Repo]
 DISPATCH_WF = "omg-dispatch.yml"
 NIGHTLY_WF = "omg-nightly.yml"
+#: the nightly workflow's `on-schedule: start` (a schedule elsewhere continues waiting runs)
+START = {"OMG_ON_SCHEDULE": "start"}
 
 
 def schedule_event() -> dict[str, Any]:
@@ -77,12 +79,12 @@ def test_a_dispatch_naming_an_existing_run_continues_it(github: Make) -> None:
 
 def test_two_schedule_events_on_one_day_run_the_graph_once(github: Make) -> None:
     gh = github(TWO)
-    first = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF)
+    first = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF, extra=START)
     assert first.rc == 0, first.stderr
     rid = first.outputs["run-id"]
     assert rid.startswith("schedule-nightly-") and len(rid) == len("schedule-nightly-20261204")
     assert first.outputs["status"] == "passed"
-    second = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF)
+    second = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF, extra=START)
     assert second.rc == 0, second.stderr
     assert second.outputs["status"] == "skipped"
     assert f"today's scheduled run {rid} is passed already" in second.stderr
@@ -92,11 +94,27 @@ def test_two_schedule_events_on_one_day_run_the_graph_once(github: Make) -> None
 
 def test_a_second_schedule_event_continues_a_run_with_work_left(github: Make) -> None:
     gh = github(TWO)
-    one = {"OMG_MAX_NODES": "1", "OMG_DISPATCH_WORKFLOW": ""}
+    one = {"OMG_MAX_NODES": "1", "OMG_DISPATCH_WORKFLOW": "", **START}
     first = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF, extra=one)
     assert first.outputs["status"] == "continuing", first.stderr
     rid = first.outputs["run-id"]
-    second = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF)
+    second = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF, extra=START)
     assert second.outputs["status"] == "passed", second.stderr
     assert gh.run_branches() == [f"refs/heads/omg/runs/{rid}"]
     assert gh.node_starts(rid) == ["hello", "bye"]
+
+
+def test_a_schedule_without_on_schedule_start_starts_no_run_and_a_wrong_value_is_refused(
+    github: Make,
+) -> None:
+    gh = github(TWO)
+    plain = gh.run("schedule", schedule_event(), workflow=NIGHTLY_WF)
+    assert plain.rc == 0 and plain.outputs["status"] == "skipped", plain.stderr
+    assert "no run waits to be continued now" in plain.stderr
+    wrong = gh.run(
+        "schedule", schedule_event(), workflow=NIGHTLY_WF, extra={"OMG_ON_SCHEDULE": "later"}
+    )
+    assert wrong.rc == 2, wrong.stderr
+    assert "--on-schedule 'later' must be start" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
+    assert gh.run_branches() == []

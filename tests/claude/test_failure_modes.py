@@ -52,10 +52,11 @@ def test_an_unauthenticated_cli_is_a_run_error_with_the_login_hint(repo: Path, e
     assert failed[0]["api_retries"] == 2
 
 
-@pytest.mark.parametrize(("status", "words"), [(529, "overloaded"), (429, "rate-limited")])
+@pytest.mark.parametrize(("status", "words"), [(529, "overloaded"), (500, "the API failed")])
 def test_an_api_that_keeps_failing_is_told_apart_from_the_work(
     repo: Path, env: Env, status: int, words: str
 ) -> None:
+    """An outage fails the node as run_error (a rate limit pauses instead: test_limits)."""
     script = f"rules:\n  - name: down\n    error: {{status: {status}, retry_after: 0}}\n"
     done, state, _ = rehearse(repo, env(CLAUDE_CODE_MAX_RETRIES="1"), ONE, script)
     assert done.returncode == 1, done.stderr

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
 from omg.kinds import Cause
 from omg.runners.base import Output
 from omg.runners.claude.stream import Retries
+from omg.runners.limits import RATE_STATUS, classify
 from omg.runners.process import ProcResult, tail
 from omg.spend import Spend
 
@@ -104,7 +105,10 @@ def stopped(
         )
     if retries:
         what += f"; the API was failing meanwhile: {retries.describe()}"
-    return _unanswered(
+    limited = idle is None and bool(retries) and set(retries.statuses) == {RATE_STATUS}
+    if limited:  # rate-limited the whole time: a limit, not a verdict or an outage
+        what += "; the run pauses for the rate limit"
+    out = _unanswered(
         res,
         started,
         "idle_timeout" if idle is not None else ("run_error" if retries else "timeout"),
@@ -112,6 +116,9 @@ def stopped(
         stopped=True,
         retries=retries,
     )
+    if limited:
+        out = replace(out, limit=classify(retries.describe(), RATE_STATUS))
+    return out
 
 
 def refused(res: ProcResult, started: str | None) -> Output:
@@ -279,6 +286,15 @@ def from_envelope(
             detail=f"claude stopped at its turn limit: {_clip(env.failure_cause or 'max_turns')}; "
             "a retry on turn_limit continues this session where it stopped (retry: {max: 1, "
             "on: [turn_limit]}), or raise the node's max_turns",
+            **common,
+        )
+    if env.is_error and (hit := classify(env.failure_cause, env.api_error_status)):
+        return Output(
+            res.exit_code,
+            env.result,
+            error="run_error",
+            detail=f"claude stopped at {hit.describe()}; the run pauses until it resets",
+            limit=hit,
             **common,
         )
     if env.is_error:

@@ -192,8 +192,8 @@ class ClaudeRunner:
         out = reply.from_envelope(envelope, res, started_session, inv.budget_usd)
         reported = envelope.cost_usd
         spend = replace(out.spend, session_cost_usd=reported)
-        if inv.resume_session and reported is not None:  # --resume reports the whole session
-            spend = replace(spend, cost_usd=max(0.0, reported - inv.resume_cost_usd))
+        if inv.resume_session:  # --resume reports the whole session: priced by the difference
+            spend = spend.resumed(inv.resume_cost_usd)
         return replace(
             out,
             spend=spend,

@@ -1,0 +1,223 @@
+"""Spend caps beyond one run: per pull request (all its runs) and per UTC day (all runs of the
+repository), checked before every agent execution starts.
+
+Each scope has a spend book on a ref of its own (``omg.spendbook``, ``refs/omg/spend/…``). A
+leg reserves an execution's entry before it starts — a compare-and-swap of the book, so of two
+legs racing for the last dollars one reads the other's reservation — and settles it when the
+execution ends. A scope whose book (settled plus reserved) has reached its cap, plus what
+writers approved for this run, pauses the run instead: no execution starts.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from omg import spendbook
+from omg.errors import MovedOn, OmgError
+from omg.kinds import CapScope
+from omg.records import CappedRecord, LegRecord
+
+if TYPE_CHECKING:  # a leg without git never imports pygit2 for its caps
+    from omg.git import RunRepo
+
+#: Compare-and-swap tries of one reservation before the leg gives up (other legs kept winning).
+TRIES = 8
+
+
+@dataclass(frozen=True)
+class SpendCaps:
+    """The caps a leg enforces: per pull request and per UTC day (None: no cap)."""
+
+    pr_usd: float | None = None
+    day_usd: float | None = None
+
+    def __bool__(self) -> bool:
+        return self.pr_usd is not None or self.day_usd is not None
+
+
+@dataclass
+class CapGuard:
+    """One leg's reservations against the spend books of its run's scopes."""
+
+    repo: RunRepo
+    remote: str | None
+    run_id: str
+    caps: SpendCaps
+    pr: int | None  # the pull request the run judges (None: no per-PR scope)
+    approved: Callable[[], float]  # what writers approved beyond the caps for this run
+    rehearsal: bool = False  # a rehearsal's stand-in costs go in books of their own
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    warn: Callable[[str], None] = lambda _: None
+    #: execution key → the scopes it holds a reservation in
+    held: dict[str, list[str]] = field(default_factory=dict)
+    by_node: dict[str, str] = field(default_factory=dict)  # node → its execution's key
+
+    def scopes(self) -> list[tuple[CapScope, str, float]]:
+        """(scope, book name, cap) of each cap that applies to the run now."""
+        out: list[tuple[CapScope, str, float]] = []
+        prefix = "rehearsal-" if self.rehearsal else ""
+        if self.caps.pr_usd is not None and self.pr is not None:
+            out.append(("pull_request", f"{prefix}pr/{self.pr}", self.caps.pr_usd))
+        if self.caps.day_usd is not None:
+            out.append(
+                ("day", f"{prefix}day/{self.clock().strftime('%Y-%m-%d')}", self.caps.day_usd)
+            )
+        return out
+
+    def admit(self, node_id: str, reserve_usd: float) -> CappedRecord | None:
+        """Reserve ``node_id``'s execution in every scope, or the cap that stops it (its
+        reservations in the scopes before it released)."""
+        key = f"{self.run_id}:{node_id}:{uuid.uuid4().hex[:12]}"
+        taken: list[str] = []
+        for scope, book, cap in self.scopes():
+            capped = self._reserve(book, key, node_id, reserve_usd, cap)
+            if capped is not None:
+                for done in taken:
+                    self._update(done, lambda b: spendbook.release(b, key), "release")
+                return {
+                    "node_id": node_id,
+                    "scope": scope,
+                    "key": book.rsplit("/", 1)[1],
+                    "cap_usd": cap,
+                    "spent_usd": capped,
+                }
+            taken.append(book)
+        if taken:
+            self.held[key] = taken
+            self.by_node[node_id] = key
+        return None
+
+    def settle(self, node_id: str, usd: float | None) -> None:
+        """Settle ``node_id``'s execution at ``usd`` (None: unknown, its reservation stands).
+        A failure is warned about: the reservation then counts in the book, never less."""
+        key = self.by_node.pop(node_id, None)
+        if key is None:
+            return
+        for book in self.held.pop(key, []):
+            try:
+                self._update(book, lambda b: spendbook.settle(b, key, usd), "settle")
+            except OmgError as exc:
+                self.warn(f"warning: the spend of {node_id} stays reserved in {book}: {exc}")
+
+    def standing(self) -> list[CappedRecord]:
+        """Each cap that applies, with what its scope has spent (for the report)."""
+        out: list[CappedRecord] = []
+        for scope, book, cap in self.scopes():
+            try:
+                got = self.repo.book(self.remote, book)
+            except OmgError as exc:
+                self.warn(f"warning: could not read the spend book {book}: {exc}")
+                continue
+            parsed = spendbook.parse(got[1] if got else b"", book, book)
+            out.append(
+                {
+                    "node_id": "",
+                    "scope": scope,
+                    "key": book.rsplit("/", 1)[1],
+                    "cap_usd": cap,
+                    "spent_usd": spendbook.spent(parsed),
+                }
+            )
+        return out
+
+    # -- one book ----------------------------------------------------------------------------
+    def _reserve(self, book: str, key: str, node: str, usd: float, cap: float) -> float | None:
+        """Reserve in ``book``; the book's spend when its cap is reached instead (None: held)."""
+        for _ in range(TRIES):
+            got = self.repo.book(self.remote, book)
+            parent, data = got if got is not None else (None, b"")
+            current = spendbook.parse(data, book, book)
+            spent = spendbook.spent(current)
+            if spent >= cap + self.approved():
+                return spent
+            at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+            new = spendbook.reserve(current, key, self.run_id, node, usd, at)
+            try:
+                self.repo.put_book(
+                    self.remote, book, spendbook.dumps(new), f"reserve {node} ({self.run_id})",
+                    parent=parent,
+                )  # fmt: skip
+                return None
+            except MovedOn:
+                continue  # another leg wrote the book first: read it again
+        raise MovedOn(f"the spend book {book} kept moving; {TRIES} tries lost to other legs")
+
+    def _update(
+        self, book: str, change: Callable[[spendbook.Book], spendbook.Book], what: str
+    ) -> None:
+        for _ in range(TRIES):
+            got = self.repo.book(self.remote, book)
+            parent, data = got if got is not None else (None, b"")
+            new = change(spendbook.parse(data, book, book))
+            try:
+                self.repo.put_book(
+                    self.remote, book, spendbook.dumps(new), f"{what} ({self.run_id})",
+                    parent=parent,
+                )  # fmt: skip
+                return
+            except MovedOn:
+                continue
+        raise MovedOn(f"the spend book {book} kept moving; {TRIES} tries lost to other legs")
+
+
+def post_wait(repo: RunRepo, remote: str, run_id: str, legs: list[LegRecord]) -> None:
+    """Tell the resume workflow's schedule about the run's last leg: a wait it may end (a
+    provider's limit; a day's cap, until the next UTC day) is recorded on the remote, and a
+    wait an earlier leg recorded is cleared once the run no longer waits."""
+    last = legs[-1] if legs else None
+    if last is None:
+        return
+    due: str | None = None
+    why = ""
+    wait, capped = last.get("wait"), last.get("capped")
+    if last.get("reason") == "limit" and wait is not None:
+        due, why = wait["not_before"], f"{wait['kind']} limit at {wait['node_id']}"
+    elif last.get("reason") == "spend_cap" and capped is not None and capped["scope"] == "day":
+        due = next_day(datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        why = f"the day's spend cap ({capped['key']})"
+    if due is not None:
+        data = json.dumps({"run_id": run_id, "not_before": due, "why": why}, sort_keys=True)
+        repo.put_wait(remote, run_id, data.encode(), f"{run_id} waits until {due}: {why}")
+        return
+    if len(legs) > 1 and legs[-2].get("reason") in ("limit", "spend_cap"):
+        repo.drop_wait(remote, run_id)
+
+
+def next_day(now: datetime) -> datetime:
+    """The start of the UTC day after ``now``: when a day's cap no longer holds a run back."""
+    day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return day + timedelta(days=1)
+
+
+def usd(value: float) -> str:
+    """$20, $3.20: whole dollars without cents."""
+    return f"${value:,.0f}" if value == int(value) else f"${value:,.2f}"
+
+
+def standing_text(c: CappedRecord) -> str:
+    """ "$3.20 of $20 today", "$12.50 of $20 on this pull request"."""
+    where = "today" if c["scope"] == "day" else "on this pull request"
+    return f"{usd(round(c['spent_usd'], 2))} of {usd(c['cap_usd'])} {where}"
+
+
+def describe_cap(c: CappedRecord) -> str:
+    """Why a run paused at a cap, and the three ways on."""
+    if c["scope"] == "day":
+        what = (
+            f"the per-day spend cap: {standing_text(c)} ({c['key']} UTC, all runs of the "
+            "repository)"
+        )
+        later = "or the next day (UTC; the resume workflow's schedule continues it)"
+        raise_ = "day_budget_usd in the graph or the action's day-budget-usd input"
+    else:
+        what = f"the pull request spend cap: {standing_text(c)} (PR #{c['key']}, all its runs)"
+        later = ""
+        raise_ = "pr_budget_usd in the graph or the action's pr-budget-usd input"
+    ways = f"a writer's `/omg approve-spend <amount>`, a raised cap ({raise_})"
+    ways += f", {later}" if later else ""
+    return f"paused at {what}; {c['node_id']} was not started. Continue with {ways}"

@@ -1,0 +1,119 @@
+"""Pure: a spend book — what the runs of one scope (a pull request, or the repository in one
+UTC day) spent or hold reserved, one entry per agent execution, as the legs record it.
+
+A leg reserves an execution's entry before it starts (at the node's ``budget_usd``, or $0 when
+it has none) and settles it at what the execution cost. The book is read back from git, so it
+is checked like any other input: a book that is not one omg wrote is refused with its ref.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import TypedDict
+
+from omg.errors import StateError
+
+#: Bytes of a book read back; past this it is not one omg wrote (or a scope far past any cap).
+LIMIT = 8 << 20
+#: Entries one book holds at most: a new reservation past it is refused as a damaged book.
+MAX_ENTRIES = 50_000
+
+
+class Entry(TypedDict):
+    """One agent execution: its run and node, its cost (or reservation), settled or not."""
+
+    run: str
+    node: str
+    usd: float
+    settled: bool
+    at: str  # when it was reserved (ISO 8601 UTC)
+
+
+class Book(TypedDict):
+    """The spend of one scope (``pr/12``, ``day/2026-12-04``)."""
+
+    scope: str
+    entries: dict[str, Entry]
+
+
+def empty(scope: str) -> Book:
+    return {"scope": scope, "entries": {}}
+
+
+def parse(data: bytes, scope: str, where: str) -> Book:
+    """The book in ``data`` (read from ``where``); a StateError naming it when it is not one."""
+    if not data:
+        return empty(scope)
+    fix = (
+        f"omg writes this book itself; restore it from the ref's history "
+        f"(`git log {where}`) — deleting it forgets the scope's spend"
+    )
+    if len(data) > LIMIT:
+        raise StateError(f"spend book {where} is over {LIMIT >> 20} MiB; {fix}")
+    try:
+        raw = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise StateError(f"spend book {where} is not JSON; {fix}") from None
+    if not isinstance(raw, Mapping) or raw.get("scope") != scope:
+        raise StateError(f"spend book {where} is not the book of {scope}; {fix}")
+    entries = raw.get("entries")
+    if not isinstance(entries, Mapping):
+        raise StateError(f"spend book {where} has no entries map; {fix}")
+    out: dict[str, Entry] = {}
+    for key, e in entries.items():
+        if not (
+            isinstance(e, Mapping)
+            and isinstance(e.get("run"), str)
+            and isinstance(e.get("node"), str)
+            and isinstance(e.get("usd"), int | float)
+            and not isinstance(e.get("usd"), bool)
+            and math.isfinite(e["usd"])
+            and e["usd"] >= 0
+            and isinstance(e.get("settled"), bool)
+            and isinstance(e.get("at"), str)
+        ):
+            raise StateError(f"spend book {where}: entry {str(key)[:80]!r} is malformed; {fix}")
+        out[str(key)] = {
+            "run": e["run"],
+            "node": e["node"],
+            "usd": float(e["usd"]),
+            "settled": e["settled"],
+            "at": e["at"],
+        }
+    return {"scope": scope, "entries": out}
+
+
+def dumps(book: Book) -> bytes:
+    return (json.dumps(book, sort_keys=True, indent=1) + "\n").encode()
+
+
+def spent(book: Book) -> float:
+    """Settled costs plus what the executions in flight hold reserved."""
+    return round(sum(e["usd"] for e in book["entries"].values()), 10)
+
+
+def reserve(book: Book, key: str, run: str, node: str, usd: float, at: str) -> Book:
+    """``book`` with execution ``key`` reserved at ``usd``."""
+    if len(book["entries"]) >= MAX_ENTRIES:
+        raise StateError(f"spend book {book['scope']} holds {MAX_ENTRIES} executions already")
+    entry: Entry = {"run": run, "node": node, "usd": usd, "settled": False, "at": at}
+    return {"scope": book["scope"], "entries": {**book["entries"], key: entry}}
+
+
+def settle(book: Book, key: str, usd: float | None) -> Book:
+    """``book`` with execution ``key`` settled at ``usd`` (None: unknown — its reservation
+    stands); a key it does not hold is left out (nothing to settle)."""
+    held = book["entries"].get(key)
+    if held is None:
+        return book
+    cost = held["usd"] if usd is None else max(usd, 0.0)
+    entry: Entry = {**held, "usd": round(cost, 10), "settled": True}
+    return {"scope": book["scope"], "entries": {**book["entries"], key: entry}}
+
+
+def release(book: Book, key: str) -> Book:
+    """``book`` without execution ``key`` (a reservation whose execution never started)."""
+    entries = {k: v for k, v in book["entries"].items() if k != key}
+    return {"scope": book["scope"], "entries": entries}

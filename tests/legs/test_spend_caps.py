@@ -1,0 +1,127 @@
+"""The per-day spend cap across runs: two runs racing in two clones of one bare remote keep
+one spend book by compare-and-swap — no reservation or settlement lost, the overshoot bounded
+by the executions already running — and a book that is not one omg wrote is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+import pytest
+from kit import ScriptedClaude, clean_env, spawn_omg
+
+from omg import spendbook
+from omg.errors import StateError
+
+CHAIN = """\
+name: busy
+day_budget_usd: 0.09
+nodes:
+  - id: a
+    prompt: step a
+    budget_usd: 0.05
+  - id: b
+    depends_on: [a]
+    prompt: step b
+    budget_usd: 0.05
+  - id: c
+    depends_on: [b]
+    prompt: step c
+    budget_usd: 0.05
+  - id: d
+    depends_on: [c]
+    prompt: step d
+    budget_usd: 0.05
+"""
+COST = 0.02
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**clean_env(), "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def clone_of(bare: Path, path: Path) -> Path:
+    git(bare.parent, "clone", "-q", str(bare), str(path))
+    return path
+
+
+def test_two_runs_racing_in_two_clones_share_one_day_book_without_losing_spend(
+    tmp_path: Path,
+) -> None:
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    (seed / "g.yaml").write_text(CHAIN)
+    git(seed, "add", ".")
+    git(seed, "commit", "-qm", "graph")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    jobs = []
+    for name in ("one", "two"):
+        clone = clone_of(bare, tmp_path / name)
+        claude = ScriptedClaude(tmp_path / f"claude-{name}")
+        claude.replies([{"result": "DONE", "cost": COST, "sleep": 0.4}])
+        env = claude.env(
+            GIT_AUTHOR_NAME="Dev",
+            GIT_AUTHOR_EMAIL="dev@example.com",
+            GIT_COMMITTER_NAME="Dev",
+            GIT_COMMITTER_EMAIL="dev@example.com",
+        )
+        argv = ("run", "g.yaml", "--run-id", f"run-{name}", "--push", "origin")
+        jobs.append((clone, spawn_omg(*argv, cwd=clone, env=env)))
+    codes = []
+    for _, proc in jobs:
+        out, err = proc.communicate(timeout=120)
+        codes.append(proc.returncode)
+        assert proc.returncode in (0, 4), out + err
+    assert 4 in codes  # the cap stopped at least one of them
+
+    origin = pygit2.Repository(str(bare))
+    day = datetime.now(UTC).strftime("%Y-%m-%d")
+    ref = f"refs/omg/spend/day/{day}"
+    data = bytes(origin.revparse_single(ref).peel(pygit2.Commit).tree["spend.json"].data)
+    book = spendbook.parse(data, f"day/{day}", ref)
+    entries = list(book["entries"].values())
+    assert entries and all(e["settled"] for e in entries)  # every reservation settled
+    spent = {}
+    for clone, _ in jobs:
+        for rid in ("run-one", "run-two"):
+            state = clone / ".omg" / "runs" / rid / "state.json"
+            if state.exists():
+                spent[rid] = json.loads(state.read_text())
+    runs = {rid: st["cost_usd"] for rid, st in spent.items()}
+    # no lost update: the book holds every execution of both runs, at what it cost
+    assert spendbook.spent(book) == pytest.approx(sum(runs.values()))
+    assert sorted({e["run"] for e in entries}) == ["run-one", "run-two"]
+    assert len(entries) == sum(len(st["nodes"]) for st in spent.values())
+    # the overshoot is at most the executions already running (one per leg)
+    assert spendbook.spent(book) <= 0.09 + 2 * COST + 1e-9
+    capped = [st["legs"][-1]["capped"] for st in spent.values() if st["status"] == "paused"]
+    assert capped and all(c["scope"] == "day" and c["key"] == day for c in capped)
+    # a wait on the remote for each run the day's cap stopped: the next day's schedule ends it
+    waits = sorted(r.removeprefix("refs/omg/waits/") for r in origin.references if "waits/" in r)
+    assert waits == sorted(rid for rid, st in spent.items() if st["status"] == "paused")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"not json", b'{"scope": "day/2026-01-01", "entries": {}}', b'{"scope": "pr/2"}'],
+)
+def test_a_book_omg_did_not_write_is_refused_naming_its_ref(data: bytes) -> None:
+    with pytest.raises(StateError, match=r"spend book refs/omg/spend/pr/2 .*git log"):
+        spendbook.parse(data, "pr/2", "refs/omg/spend/pr/2")
+
+
+def test_a_reservation_settles_at_its_cost_or_stands_when_the_cost_is_unknown() -> None:
+    book = spendbook.reserve(spendbook.empty("pr/2"), "k", "r", "a", 0.5, "t")
+    assert spendbook.spent(book) == 0.5
+    assert spendbook.spent(spendbook.settle(book, "k", 0.2)) == 0.2
+    assert spendbook.spent(spendbook.settle(book, "k", None)) == 0.5
+    assert spendbook.spent(spendbook.release(book, "k")) == 0.0
