@@ -172,6 +172,11 @@ def failed(response_id: str, model: str, code: str, message: str) -> Iterator[by
 
 def error_body(fail: Failure) -> dict[str, Any]:
     """An HTTP error answer's body, as the Responses API words one."""
+    if fail.limit is not None:  # a subscription's usage window, as codex's backend words it
+        resets = 3600 if fail.resets_in is None else int(fail.resets_in)
+        said = fail.message or f"You've hit your {fail.limit} limit"
+        return {"error": {"type": "usage_limit_reached", "message": said, "plan_type": "plus",
+                          "resets_in_seconds": resets}}  # fmt: skip
     kinds = {401: "invalid_api_key", 403: "permission_denied", 429: "rate_limit_exceeded"}
     code = kinds.get(fail.status, "server_error" if fail.status >= 500 else "invalid_request")
     return {"error": {"type": code, "code": code, "message": fail.message or code, "param": None}}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from kit import run_graph
 
 from .conftest import runners, script
@@ -35,14 +36,30 @@ def test_a_missing_key_names_the_variable_to_set(stub, env, repo, codex_bin) -> 
     assert stub.seen == []
 
 
-def test_a_rate_limit_and_an_outage_are_run_errors_not_verdicts(stub, env, repo, codex_bin) -> None:
-    script(stub, {"name": "slow down", "error": {"status": 429, "retry_after": 0}})
-    rec = one(stub, env, repo, codex_bin)
-    assert rec["cause"] == "run_error" and "rate-limited" in rec["detail"], rec["detail"]
+def test_an_outage_is_a_run_error_not_a_verdict(stub, env, repo, codex_bin) -> None:
     script(stub, {"name": "down", "error": {"status": 500}})
     rec = one(stub, env, repo, codex_bin)
     assert rec["cause"] == "run_error" and "not a verdict" in rec["detail"], rec["detail"]
     assert len(stub.seen) <= 4  # omg's provider retries once, not codex's thirty requests
+
+
+LIMITS = [
+    ({"status": 429, "retry_after": 0}, "rate", "429"),
+    ({"status": 429, "limit": "session", "resets_in": 7200}, "session", "hit your usage limit"),
+]
+
+
+@pytest.mark.parametrize(("error", "kind", "said"), LIMITS)
+def test_a_rate_or_usage_limit_pauses_the_run(
+    stub, env, repo, codex_bin, error: dict, kind: str, said: str
+) -> None:
+    script(stub, {"name": "limited", "error": error})
+    graph = "name: g\nnodes:\n  - {id: a, runtime: codex, prompt: do it}\n"
+    ran = run_graph(repo, graph, parent_env=env(), runners=runners(codex_bin))
+    state = ran.state()
+    assert ran.outcome == "paused" and state["nodes"]["a"]["verdict"] == ""
+    wait = state["legs"][-1]["wait"]
+    assert wait["kind"] == kind and said in wait["said"].replace("\u2019", "'"), wait
 
 
 def test_a_recovered_outage_passes(stub, env, repo, codex_bin) -> None:

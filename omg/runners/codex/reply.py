@@ -6,6 +6,8 @@ from __future__ import annotations
 from omg.kinds import Cause
 from omg.runners.base import Output
 from omg.runners.codex.events import STATUS, Stream
+from omg.runners.limits import RATE_STATUS
+from omg.runners.limits import classify as limit_of
 from omg.runners.process import ProcResult, tail
 from omg.spend import Spend
 
@@ -57,6 +59,16 @@ def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
     sid = s.thread_id
     if s.failure or (res.exit_code not in (0, None) and not s.completed):
         said = s.failure or (s.errors[-1] if s.errors else "") or stderr_tail(res) or "no message"
+        named = STATUS.search(said)
+        seen = s.statuses()
+        status = int(named.group(1)) if named else (seen[-1] if seen else None)
+        hit = limit_of(said, status)
+        if hit is not None:  # a usage or rate limit of the provider: the run pauses
+            detail = f"codex stopped at {hit.describe()}; the run pauses until it resets"
+            return Output(
+                res.exit_code, s.reply, sid, spend, "run_error", detail, res.duration_s,
+                api_retries=s.reconnects, limit=hit,
+            )  # fmt: skip
         cause, detail = classify(_clip(said), s.statuses())
         if s.reconnects:
             detail += f" (after {s.reconnects} reconnects)"
@@ -106,9 +118,15 @@ def stopped(res: ProcResult, s: Stream, timeout_s: float, idle: str | None) -> O
         if s.reconnects:
             what += f"; the API was failing meanwhile: {s.reconnects} reconnects"
     spend = Spend(cost_unknown=True, usage=s.usage)
+    statuses = set(s.statuses())
+    limited = idle is None and res.gave_up is None and statuses == {RATE_STATUS}
+    hit = limit_of(f"{s.reconnects} reconnects, each HTTP 429", RATE_STATUS) if limited else None
+    if hit is not None:  # rate-limited the whole time: a limit, not a verdict or an outage
+        what += "; the run pauses for the rate limit"
     return Output(
-        None, s.reply, s.thread_id, spend, cause, what, res.duration_s, api_retries=s.reconnects
-    )
+        None, s.reply, s.thread_id, spend, cause, what, res.duration_s,
+        api_retries=s.reconnects, limit=hit,
+    )  # fmt: skip
 
 
 def stderr_tail(res: ProcResult) -> str:
