@@ -522,7 +522,7 @@ def stub_model(
     script: Annotated[Path, typer.Argument(help="The script: rules saying what to answer.")],
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free port.")] = 0,
 ) -> None:
-    """Serve a scripted stand-in for the Anthropic API on loopback, for the claude CLI."""
+    """Serve a scripted stand-in model on loopback (Messages API: claude; Responses: codex)."""
     from omg.cli import rehearse
 
     _exit(rehearse.serve(script, port))

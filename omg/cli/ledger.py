@@ -130,7 +130,10 @@ def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool
     elif not by_node and anomalies:
         total += f" (at least: {anomalies} execution(s) with a cost anomaly, recorded as $0)"
     if state.get("rehearsal"):
-        total += " (rehearsed: priced by the CLI from the stub model's usage; nothing spent)"
+        total += (
+            " (rehearsed: the stub model's usage, priced by the claude CLI or by the graph's"
+            " prices for codex; nothing spent)"
+        )
     totals = (
         f"TOTAL COST: {total}   retries: {retries}   "
         f"feedback rounds: {rounds}   send-backs: {rejected}"
