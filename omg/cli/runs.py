@@ -253,7 +253,8 @@ def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
     mask = leg_mask(Environment(runs_dir=Path(), root=Path.cwd()), graph, inputs)
     for use in graph.uses:
         print(use.disclosure())
-    print(mask.text(render_plan(graph, path, inputs)))  # a secret input is not shown either
+    # a secret input is not shown either
+    print(mask.text(render_plan(graph, path, inputs, env=os.environ)))
     advisories = [f for f in ordered(found) if f.severity != "error" and f.code != "fragment-use"]
     if advisories:
         print("\nadvisories (as `omg lint` gives them):")
@@ -276,7 +277,9 @@ def dry_resume(runs_dir: Path, run_id: str) -> int:
     passed = frozenset(n for n, rec in state["nodes"].items() if rec.get("verdict") == "PASS")
     mask = leg_mask(Environment(runs_dir=runs_dir, root=Path.cwd()), graph, state["inputs"])
     source = Path(state["graph_source"])
-    plan = render_plan(graph, source, state["inputs"], spent=state["cost_usd"], passed=passed)
+    plan = render_plan(
+        graph, source, state["inputs"], spent=state["cost_usd"], passed=passed, env=os.environ
+    )
     print(f"Run {run_id!r}, leg {len(state['legs']) + 1}:")
     print(mask.text(plan))
     return exits.PASSED

@@ -27,9 +27,12 @@ def render_plan(
     *,
     spent: float = 0.0,
     passed: frozenset[str] = frozenset(),
+    env: Mapping[str, str] | None = None,
 ) -> str:
     """Every node's invocation; for a run under way (``spent`` so far, ``passed`` nodes), the
-    run budget each argv is given is what is left of it, as the next leg would give it."""
+    run budget each argv is given is what is left of it, as the next leg would give it.
+    ``env`` is the environment a leg would start from: a runtime's argv may depend on it (a
+    codex node's provider flags when OMG_CODEX_BASE_URL names another Responses API)."""
     inputs = resolve_inputs(graph, given)
     left = None if graph.budget_usd is None else max(0.0, graph.budget_usd - spent)
 
@@ -69,7 +72,7 @@ def render_plan(
             node=n,
             text=text,
             cwd=Path("."),
-            env={},
+            env=dict(env or {}),
             timeout_s=n.timeout_s,
             session_id="<new-session-uuid>",
             resume_session="<parent session>" if n.handoff == "session" else None,

@@ -58,6 +58,22 @@ def test_dry_run_shows_the_codex_argv(repo: Path, codex_bin: str) -> None:
     )
 
 
+def test_dry_run_shows_the_provider_flags_a_real_run_would_pass(repo: Path, codex_bin: str) -> None:
+    """With OMG_CODEX_BASE_URL set (a proxy, a stand-in), the codex argv that runs begins with
+    omg's provider flags; the dry run shows them, not an argv that never runs."""
+    (repo / "g.yaml").write_text("name: g\nnodes:\n  - {id: a, runtime: codex, prompt: hi}\n")
+    url = "http://127.0.0.1:9/v1"
+    done = omg_in_process(
+        "run", "g.yaml", "--dry-run", cwd=repo,
+        env=clean_env(OMG_CODEX_BIN=codex_bin, OMG_CODEX_BASE_URL=url),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    argv = next(line for line in done.stdout.splitlines() if "argv:" in line)
+    assert f"argv: {codex_bin} -c 'model_provider=\"omg\"'" in argv
+    assert f'model_providers.omg.base_url="{url}"' in argv
+    assert argv.index("model_providers.omg.base_url") < argv.index(" exec --json ")
+
+
 UNPRICED = "name: g\nnodes:\n  - {id: a, runtime: codex, prompt: go}\n"
 REPLY = {
     "name": "r",
