@@ -32,7 +32,7 @@ def render_plan(
     """Every node's invocation; for a run under way (``spent`` so far, ``passed`` nodes), the
     run budget each argv is given is what is left of it, as the next leg would give it.
     ``env`` is the environment a leg would start from: a runtime's argv may depend on it (a
-    codex node's provider flags when OMG_CODEX_BASE_URL names another Responses API)."""
+    model endpoint of the user's own it is pointed at)."""
     inputs = resolve_inputs(graph, given)
     left = None if graph.budget_usd is None else max(0.0, graph.budget_usd - spent)
 
