@@ -19,7 +19,7 @@ USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
     "`/omg retry [guidance]`, `/omg status` or `/omg approve-spend <amount>`"
 )
-_AMOUNT = re.compile(r"^\$?(\d+(?:\.\d{1,2})?)$")
+_AMOUNT = re.compile(r"^\$?([0-9]+(?:\.[0-9]{1,2})?)$")  # ASCII digits: no lookalikes
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
 
 
