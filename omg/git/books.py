@@ -1,6 +1,6 @@
 """One-file records on refs of their own, each update a child of the commit it replaces: the
-spend books (``spend.json``) and the waits (``wait.json``). Pushing a child of exactly the
-commit read is a compare-and-swap on the remote, never a force."""
+spend books (``spend.json``), the waits (``wait.json``) and the lease (``lease.json``).
+Pushing a child of exactly the commit read is a compare-and-swap on the remote, never a force."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from omg.git.names import head
 LIMIT = 16 << 20
 
 
-def read(repo: pygit2.Repository, ref: str, name: str) -> tuple[str, bytes] | None:
+def read(
+    repo: pygit2.Repository, ref: str, name: str, limit: int = LIMIT
+) -> tuple[str, bytes] | None:
     """(commit, the file's bytes) at ``ref``; b"" when the commit holds no such file (or one
-    too long); None when the ref does not exist."""
+    longer than ``limit``); None when the ref does not exist."""
     sha = head(repo, ref)
     if sha is None:
         return None
@@ -24,7 +26,7 @@ def read(repo: pygit2.Repository, ref: str, name: str) -> tuple[str, bytes] | No
         blob = repo[entry.id]
     except (KeyError, ValueError, pygit2.GitError):
         return sha, b""
-    if not isinstance(blob, pygit2.Blob) or blob.size > LIMIT:
+    if not isinstance(blob, pygit2.Blob) or blob.size > limit:
         return sha, b""
     return sha, blob.data
 
