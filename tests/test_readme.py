@@ -42,3 +42,29 @@ def test_every_yaml_example_in_the_readme_lints_clean(block: str, tmp_path: Path
     [(_, findings)] = lint_files([path])
     errors = [f"{f.line}: {f.message}" for f in findings if f.severity == "error"]
     assert not errors, errors
+
+
+SETUP = re.search(r"```sh\n(.*?)\n```", README.read_text(), re.S)
+
+
+def test_ci_installs_only_what_the_readmes_set_up_command_installs() -> None:
+    """CI on a fresh machine is the README's two commands and nothing else: a program the suite
+    needs from outside them (a Debian package, a download) fails here before it fails a user."""
+    assert SETUP is not None
+    readme_setup = SETUP.group(1)
+    assert "pip install -e '.[test]'" in readme_setup and "npm ci" in readme_setup
+    ci = (README.parent / ".ci" / "run").read_text()
+    commands = [
+        line.strip()
+        for line in ci.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    installers = [c for c in commands if re.search(r"\b(apt|apt-get|dpkg|curl|wget|brew)\b", c)]
+    assert installers == []
+    installs = [c for c in commands if re.search(r"\b(pip|npm)\b.*\b(install|ci)\b", c)]
+    assert [c for c in installs if "upgrade pip" not in c] == [
+        "python -m pip install --quiet -e '.[test]'",
+        "npm ci --no-audit --no-fund --loglevel=error",
+    ]
+    assert commands[-1] == "python -m pytest"
+    assert "python -m pytest" in README.read_text()
