@@ -128,12 +128,16 @@ def init_command(
 
 
 @app.command()
-def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
-    """Print the graph as a Mermaid flowchart."""
-    from omg.graph.load import load_graph
-    from omg.graph.mermaid import render_mermaid
+def graph(
+    path: Annotated[Path, typer.Argument(help="A graph file.")],
+    full: Annotated[
+        bool, typer.Option("--full", help="Every node and edge, past what Mermaid draws.")
+    ] = False,
+) -> None:
+    """Print the graph as a Mermaid flowchart (grouped by depth past what Mermaid draws)."""
+    from omg.cli.graphview import show
 
-    print(render_mermaid(load_graph(path)))
+    show(path, full=full)
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, str]:
