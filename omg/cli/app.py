@@ -319,6 +319,31 @@ def status(
     print(st.show(runs_dir, run_id, by_node=by_node))
 
 
+@app.command("log")
+def log_command(
+    run_id: Annotated[str, typer.Argument(help="The run whose events to print.")],
+    runs_dir: RunsDir = DEFAULT_RUNS,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing until the running leg ends.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Each event as the JSON line recorded (for jq).")
+    ] = False,
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Only this node's events (repeatable).")
+    ] = None,
+    event: Annotated[
+        list[str] | None, typer.Option("--event", help="Only events of this kind (repeatable).")
+    ] = None,
+) -> None:
+    """Print a run's whole event log, every chunk of it, in seq order (verified first)."""
+    from omg.cli.log import show
+
+    _exit(
+        show(runs_dir, run_id, follow=follow, as_json=as_json, nodes=node or [], events=event or [])
+    )
+
+
 @app.command()
 def replay(
     run_id: Annotated[str, typer.Argument(help="The run to check.")],
