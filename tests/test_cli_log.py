@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import child_env
-from kit import omg_in_process, read_events, run_graph
+from kit import clean_env, omg_in_process, read_events, run_graph
 
 from omg.state import empty_state
 from omg.state.recorder import Recorder
@@ -133,7 +132,7 @@ def test_follow_prints_what_a_running_leg_appends_until_it_ends(tmp_path: Path) 
 
     argv = [sys.executable, "-m", "omg", "log", "f", "--follow", "--json"]
     argv += ["--runs-dir", str(tmp_path / "runs")]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         first = [proc.stdout.readline(), proc.stdout.readline()]  # what was there: printed
