@@ -134,7 +134,7 @@ def graph(
         bool, typer.Option("--full", help="Every node and edge, past what Mermaid draws.")
     ] = False,
 ) -> None:
-    """Print the graph as a Mermaid flowchart (grouped by depth past what Mermaid draws)."""
+    """Print the graph as a Mermaid flowchart."""
     from omg.cli.graphview import show
 
     show(path, full=full)
@@ -336,7 +336,7 @@ def log_command(
         list[str] | None, typer.Option("--event", help="Only events of this kind (repeatable).")
     ] = None,
 ) -> None:
-    """Print a run's whole event log, every chunk of it, in seq order (verified first)."""
+    """Print a run's whole event log (every chunk), verified first."""
     from omg.cli.log import show
 
     _exit(
