@@ -23,6 +23,7 @@ Commands:
   run         Start a run: its first leg.
   resume      Run the next leg of a run.
   status      List runs, or show one run's ledger or one of its nodes.
+  log         Print a run's whole event log (every chunk), verified first.
   replay      Rebuild state.json from events.jsonl and compare field by...
   clean       Remove a run's worktrees; never a branch holding unpushed...
   leg         One GitHub Actions job: read the event, run one leg, report.

@@ -128,12 +128,16 @@ def init_command(
 
 
 @app.command()
-def graph(path: Annotated[Path, typer.Argument(help="A graph file.")]) -> None:
+def graph(
+    path: Annotated[Path, typer.Argument(help="A graph file.")],
+    full: Annotated[
+        bool, typer.Option("--full", help="Every node and edge, past what Mermaid draws.")
+    ] = False,
+) -> None:
     """Print the graph as a Mermaid flowchart."""
-    from omg.graph.load import load_graph
-    from omg.graph.mermaid import render_mermaid
+    from omg.cli.graphview import show
 
-    print(render_mermaid(load_graph(path)))
+    show(path, full=full)
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, str]:
@@ -313,6 +317,31 @@ def status(
     from omg.cli import status as st
 
     print(st.show(runs_dir, run_id, by_node=by_node))
+
+
+@app.command("log")
+def log_command(
+    run_id: Annotated[str, typer.Argument(help="The run whose events to print.")],
+    runs_dir: RunsDir = DEFAULT_RUNS,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing until the running leg ends.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Each event as the JSON line recorded (for jq).")
+    ] = False,
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Only this node's events (repeatable).")
+    ] = None,
+    event: Annotated[
+        list[str] | None, typer.Option("--event", help="Only events of this kind (repeatable).")
+    ] = None,
+) -> None:
+    """Print a run's whole event log (every chunk), verified first."""
+    from omg.cli.log import show
+
+    _exit(
+        show(runs_dir, run_id, follow=follow, as_json=as_json, nodes=node or [], events=event or [])
+    )
 
 
 @app.command()

@@ -11,6 +11,11 @@ from omg.kinds import EXHAUSTED_GATE_SUFFIX
 #: larger diagram shows an error instead of the graph).
 MAX_EDGES = 500
 MAX_TEXT = 50_000
+#: Boxes of a grouped diagram at most: arrows between every pair of them both ways, and a
+#: loop on each, stay within ``MAX_EDGES`` (22² = 484).
+BANDS = 22
+#: Node ids a grouped diagram's box names before "… and N more".
+SHOWN_IDS = 6
 
 #: status → (fill, stroke, text colour); GitHub renders these in step summaries and comments.
 STYLES = {
@@ -121,3 +126,53 @@ def _subgraphs(graph: Graph, key: Mapping[str, str]) -> list[str]:
         if "/" not in prefix:
             emit(prefix, "  ")
     return lines
+
+
+def fits(graph: Graph, text: str) -> bool:
+    """Whether Mermaid's default configuration draws ``text``, the diagram of ``graph``: its
+    ``maxEdges`` and ``maxTextSize`` are secure settings, which a diagram cannot raise."""
+    return edge_count(graph) <= MAX_EDGES and len(text) <= MAX_TEXT
+
+
+def render_grouped(graph: Graph) -> str:
+    """``flowchart TD`` of ``graph`` drawn by depth (the longest depends_on path to a node),
+    so Mermaid's defaults draw it whatever its size: one box per depth — a band of depths past
+    ``BANDS`` of them — naming its nodes, an arrow labelled with the count for each pair of
+    boxes depends_on joins, and a dashed one for each pair a feedback arc joins."""
+    depth: dict[str, int] = {}
+    for nid in graph.topo_order:
+        parents = [depth[p] for p in graph.node(nid).depends_on if p in depth]
+        depth[nid] = 1 + max(parents) if parents else 0
+    levels = max(depth.values(), default=0) + 1
+    band = {nid: d * BANDS // levels if levels > BANDS else d for nid, d in depth.items()}
+    members: dict[int, list[str]] = {}
+    for nid in graph.ids:
+        members.setdefault(band[nid], []).append(nid)
+    lines = ["flowchart TD"]
+    for b, ids in sorted(members.items()):
+        lines.append(f'  b{b}["{_box(graph, ids, sorted({depth[i] for i in ids}))}"]')
+    joins: dict[tuple[int, int], int] = {}
+    arcs: dict[tuple[int, int], int] = {}
+    for n in graph.nodes:
+        for p in n.depends_on:
+            if p in band and band[p] != band[n.id]:
+                pair = (band[p], band[n.id])
+                joins[pair] = joins.get(pair, 0) + 1
+        if n.feedback is not None and n.feedback.rerun in band:
+            pair = (band[n.id], band[n.feedback.rerun])
+            arcs[pair] = arcs.get(pair, 0) + 1
+    lines += [f'  b{a} -- "{k} edge(s)" --> b{b}' for (a, b), k in sorted(joins.items())]
+    lines += [f'  b{a} -. "{k} feedback arc(s)" .-> b{b}' for (a, b), k in sorted(arcs.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _box(graph: Graph, ids: list[str], depths: list[int]) -> str:
+    """A grouped diagram's box: its depths, how many nodes of each kind, the first ids."""
+    kinds: dict[str, int] = {}
+    for nid in ids:
+        kinds[graph.node(nid).kind] = kinds.get(graph.node(nid).kind, 0) + 1
+    where = f"depth {depths[0]}" + (f"–{depths[-1]}" if len(depths) > 1 else "")
+    what = ", ".join(f"{k} {kind}" for kind, k in kinds.items())
+    more = len(ids) - SHOWN_IDS
+    named = ", ".join(ids[:SHOWN_IDS]) + (f" … and {more} more" if more > 0 else "")
+    return f"{where}: {len(ids)} node(s), {what}<br/>{escape(named)}"

@@ -10,20 +10,8 @@ from collections.abc import Iterator
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
+from omg.graph.verdicts import verdict_tokens
 
-#: A sentence that demands something of the reply ("End your reply with …", "Answer …").
-_DEMAND = re.compile(
-    r"\b(?:reply|respond|answer|end|finish|conclude|start|begin|output|print|say|write|return|"
-    r"verdict|decision|state)\w*\b",
-    re.IGNORECASE,
-)
-#: A verdict token as prompts spell one: an upper-case word quoted, back-ticked or in bold
-#: (`APPROVED`, "LGTM", **SHIP_IT**), or a ``VERDICT: PASS`` pair.
-_TOKEN = re.compile(
-    r"(?:[`\"'*]{1,2})([A-Z][A-Z0-9_-]{2,}(?::\s?[A-Z][A-Z0-9_-]+)?)(?:[`\"'*]{1,2})"
-    r"|\b([A-Z][A-Z0-9_]{2,}:\s?[A-Z][A-Z0-9_-]{1,})\b"
-)
-_SENTENCE = re.compile(r"[^.!?\n]+")
 #: A pattern's start anchor (after inline flags such as ``(?m)``) and its end anchor.
 _START = re.compile(r"^(?:\(\?[aiLmsux]+\))*(?:\^|\\A)")
 _END = re.compile(r"(?:\$|\\Z|\\z)\)?$")
@@ -39,22 +27,9 @@ def parity(graph: Graph, at: Locator) -> Iterator[Finding]:
     yield from _hops(graph, at)
 
 
-def verdict_tokens(prompt: str) -> list[str]:
-    """The verdict tokens a prompt demands, in order, each once."""
-    found: list[str] = []
-    for sentence in _SENTENCE.findall(prompt):
-        if not _DEMAND.search(sentence):
-            continue
-        for m in _TOKEN.finditer(sentence):
-            token = m.group(1) or m.group(2)
-            if token not in found:
-                found.append(token)
-    return found
-
-
 def _readers(graph: Graph) -> str:
     """Every text a check reads a reply with: result_matches, verify commands and patterns,
-    and the commands of shell nodes (a later node may grep an artifact)."""
+    and the commands of shell nodes (a later node may grep an artifact); in lower case."""
     texts: list[str] = []
     for n in graph.nodes:
         sc = n.success_check
@@ -62,11 +37,11 @@ def _readers(graph: Graph) -> str:
         if sc.verify is not None:
             texts += [sc.verify.command, sc.verify.output_matches or ""]
         texts += [n.run or ""]
-    return "\n".join(texts)
+    return "\n".join(texts).lower()
 
 
 def _read(token: str, readers: str) -> bool:
-    words = re.split(r":\s?", token)
+    words = re.split(r":\s?", token.lower())
     return all(w in readers for w in words)
 
 
@@ -77,7 +52,7 @@ def _verdicts(at: Locator, n: Node, readers: str) -> Iterator[Finding]:
     if not unread or any(_read(t, readers) for t in unread):
         return
     shown = " / ".join(unread)
-    first = re.escape(unread[0])
+    first = re.escape(unread[0]).replace("\\ ", " ")
     yield at.finding(
         "verdict-unread",
         f"the prompt demands the verdict {shown}, but no check reads it — the node passes "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from omg.graph.load import resolve_inputs
 from omg.graph.model import Graph
 from omg.graph.placeholders import TOKEN, ResolveError, ShellText, Token, render, render_shell
 from omg.nodefile import on_disk
-from omg.runners import Invocation, default_runners
+from omg.runners import Invocation, Runner, default_runners
 
 
 def _budget(node: float | None, graph: float | None) -> float | None:
@@ -47,6 +48,7 @@ def render_plan(
         return f"<{form} of artifacts/{on_disk(tok.ref)}.out>"
 
     runners = default_runners()
+    later = _after_spend(graph, passed)
     out = [
         f"Graph {graph.name!r} ({source}): {len(graph.nodes)} node(s), concurrency "
         f"{graph.concurrency}, on_fail {graph.on_fail}"
@@ -80,6 +82,8 @@ def render_plan(
         )
         try:
             argv = rt.argv(inv) if rt is not None else [f"<no {n.runtime} runtime in this omg>"]
+            if rt is not None and nid in later and graph.budget_usd and inv.budget_usd:
+                argv = _left_shown(rt, inv, argv, graph.budget_usd)
         except Exception as exc:  # a runtime that cannot render still lets the plan print
             argv = [f"<{exc}>"]
         out.append(f"    argv: {shlex.join(argv)}")
@@ -91,6 +95,7 @@ def render_plan(
         out.append(
             f"    cwd: {render(where, resolve)}   timeout: {n.timeout}"
             + (f"   budget: ${n.budget_usd:.2f}" if n.budget_usd else "")
+            + (f"   budget: {n.budget_tokens} tokens an execution" if n.budget_tokens else "")
         )
         if n.success_check.verify is not None:
             verify = _shell(n.success_check.verify.command, resolve)
@@ -112,6 +117,40 @@ def render_plan(
     out.append(f"\nworst case: {graph.worst_case_executions()} node execution(s){spend}{budget}")
     out.append("dry run: nothing was executed")
     return "\n".join(out)
+
+
+def _after_spend(graph: Graph, passed: frozenset[str]) -> frozenset[str]:
+    """The agent nodes a leg may start after another agent execution of it has spent: every
+    agent but those the leg starts at once (the first ready nodes in order, up to the graph's
+    concurrency) and those no other agent may settle before (the others all depend on them)."""
+    agents = [nid for nid in graph.topo_order if graph.node(nid).kind == "agent"]
+    agents = [nid for nid in agents if nid not in passed]
+    first: set[str] = set()
+    for nid in graph.topo_order:
+        if len(first) >= graph.concurrency:
+            break
+        node = graph.node(nid)
+        if nid in passed or not passed.issuperset(node.depends_on):
+            continue
+        if node.kind == "gate":  # the leg pauses there
+            break
+        first.add(nid)
+    return frozenset(
+        a
+        for a in agents
+        if a not in first and any(o != a and o not in graph.descendants(a) for o in agents)
+    )
+
+
+def _left_shown(rt: Runner, inv: Invocation, argv: list[str], run_budget: float) -> list[str]:
+    """``argv`` with the run budget it is given shown as what will be left of it (the runtime
+    renders the figure its own way: the words that change with it are the ones replaced)."""
+    other = rt.argv(replace(inv, budget_usd=(inv.budget_usd or 0.0) + 1.0))
+    if len(other) != len(argv):
+        return argv
+    most = f", at most ${inv.node.budget_usd:.2f}" if inv.node.budget_usd else ""
+    shown = f"<what is left of ${run_budget:.2f} when it starts{most}>"
+    return [shown if a != b else a for a, b in zip(argv, other, strict=True)]
 
 
 def _shell(text: str, resolve: Callable[[Token], str]) -> ShellText:

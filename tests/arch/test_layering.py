@@ -84,6 +84,7 @@ PURE = (
     "graph/placeholders.py",
     "graph/durations.py",
     "graph/findings.py",
+    "graph/verdicts.py",
     "schedule.py",
     "matrix.py",
     "state/fold.py",

@@ -72,6 +72,36 @@ def test_a_recovered_outage_passes(stub, env, repo, codex_bin) -> None:
     assert rec["verdict"] == "PASS" and [s.status for s in stub.seen] == [500, 200]
 
 
+def _retries(ran_dir: Path) -> list[tuple[str, object]]:
+    """(event, api_retries) of every settled execution of node a."""
+    from kit import read_events
+
+    settled = ("node_passed", "node_failed", "node_retried")
+    return [(e["event"], e.get("api_retries")) for e in read_events(ran_dir)
+            if e["event"] in settled]  # fmt: skip
+
+
+def test_api_retries_are_counted_when_the_node_passes(stub, env, repo, codex_bin) -> None:
+    script(
+        stub,
+        {"name": "limited", "when": {"call": [1, 3]}, "error": {"status": 429, "retry_after": 0}},
+        {"name": "works", "turns": [
+            {"tool": "exec_command", "input": {"cmd": "echo hi"}}, {"text": "DONE"}]},
+    )  # fmt: skip
+    graph = "name: g\nnodes:\n  - {id: a, runtime: codex, prompt: do it}\n"
+    ran = run_graph(repo, graph, parent_env=env(), runners=runners(codex_bin))
+    assert [s.status for s in stub.seen] == [429, 200, 429, 200]
+    assert _retries(ran.dir) == [("node_passed", 2)]  # codex's two reconnects, as claude's are
+
+
+def test_api_retries_are_counted_when_an_outage_fails_the_node(stub, env, repo, codex_bin) -> None:
+    script(stub, {"name": "down", "error": {"status": 500, "retry_after": 0}})
+    graph = "name: g\nnodes:\n  - {id: a, runtime: codex, prompt: do it}\n"
+    ran = run_graph(repo, graph, parent_env=env(), runners=runners(codex_bin))
+    assert ran.state()["nodes"]["a"]["cause"] == "run_error"
+    assert _retries(ran.dir) == [("node_failed", 1)]
+
+
 def test_a_full_context_window_says_so(stub, env, repo, codex_bin) -> None:
     script(stub, {"name": "full", "error": {"status": 400, "message": "context_length_exceeded"}})
     rec = one(stub, env, repo, codex_bin)

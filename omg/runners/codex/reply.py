@@ -3,6 +3,8 @@ mapped to the closed cause set with a hint saying what to do."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from omg.kinds import Cause
 from omg.runners.base import Output
 from omg.runners.codex.events import STATUS, Stream
@@ -55,7 +57,12 @@ def classify(said: str, statuses: list[int]) -> tuple[Cause, str]:
 
 
 def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
-    """An Output for a run that ended on its own (not stopped by omg)."""
+    """An Output for a run that ended on its own (not stopped by omg), with the API retries
+    codex reported ("Reconnecting… n/N") however it ended, as claude's are counted."""
+    return replace(_ended(s, res, spend), api_retries=s.reconnects)
+
+
+def _ended(s: Stream, res: ProcResult, spend: Spend) -> Output:
     sid = s.thread_id
     if s.failure or (res.exit_code not in (0, None) and not s.completed):
         said = s.failure or (s.errors[-1] if s.errors else "") or stderr_tail(res) or "no message"
@@ -66,9 +73,8 @@ def from_stream(s: Stream, res: ProcResult, spend: Spend) -> Output:
         if hit is not None:  # a usage or rate limit of the provider: the run pauses
             detail = f"codex stopped at {hit.describe()}; the run pauses until it resets"
             return Output(
-                res.exit_code, s.reply, sid, spend, "run_error", detail, res.duration_s,
-                api_retries=s.reconnects, limit=hit,
-            )  # fmt: skip
+                res.exit_code, s.reply, sid, spend, "run_error", detail, res.duration_s, limit=hit
+            )
         cause, detail = classify(_clip(said), s.statuses())
         if s.reconnects:
             detail += f" (after {s.reconnects} reconnects)"
