@@ -151,7 +151,7 @@ class Job(CiJob):
             t.login,
             bot=t.bot,
             association=t.association,
-            approvers=graph.approvers,  # the default branch's file: a PR cannot name its own
+            approvers=self.approvers(open_run(self.args.runs_dir, rid).state),  # not the PR's
             permission=self.api.permission,
         )
         from omg.leg.notes import progress_seq
@@ -376,6 +376,12 @@ class Job(CiJob):
         return graph, path
 
     def approvers(self, state: State) -> tuple[str, ...]:
+        """Who may decide on the run: the checkout's graph file (this job's branch, as it is
+        now), or — for a PR into another branch, or a graph renamed since — the run's snapshot,
+        which is its base's graph; never a file of the PR."""
+        base = state.get("pull_request", {}).get("base_ref", "")
+        if base and base != (self.gh.workflow_branch or self.default_branch):
+            return tuple(state["graph"].get("approvers") or ())
         if self.args.graph is not None and self.args.graph.is_file():
             graph, _ = self.graph_file()
             if graph.name == state["graph"].get("name"):

@@ -97,8 +97,11 @@ def test_a_pr_that_drops_its_gate_is_held_at_the_bases_gate_on_every_leg(
     """``head``: a workflow still checking out the PR's head is judged by the base all the same."""
     gh = github(GATED)
     head = drops_the_gate(gh)
-    opened = gh.run("pull_request", gh.pr_event("opened", 2), pr_checkout=checkout)
+    live = {"OMG_PROGRESS_SECONDS": "0"}  # every live update goes out, each saying the change
+    opened = gh.run("pull_request", gh.pr_event("opened", 2), pr_checkout=checkout, extra=live)
     assert opened.rc == 0, opened.stderr
+    said = [s["description"] for s in gh.api.statuses[head]]
+    assert len(said) >= 3 and all(d.startswith(CHANGED + " · ") for d in said), said
     assert (opened.outputs["status"], opened.outputs["gate"]) == ("paused", "ok")
     rid = opened.outputs["run-id"]
     # the base's graph and fragment ran, on the PR's code (the lane starts at its head)
@@ -208,10 +211,12 @@ def test_a_pr_that_adds_the_graph_is_reported_and_not_run(github: Make) -> None:
 
 
 def test_a_pr_into_another_branch_is_judged_by_that_branchs_graph(github: Make) -> None:
-    gh = github(GATED)
+    """Its gate and its approvers: a comment leg (on main) takes the branch's, not main's."""
+    gh = github(GATED.replace("nodes:", "approvers: [Codertocat]\nnodes:", 1))
     gh.push_main({FRAGMENT: BUILD_STEP})
-    release = gh.commit("refs/heads/release", {GRAPH_PATH: GATED.replace("id: ok", "id: hold")
-                                               .replace("[ok]", "[hold]")}, gh.main)  # fmt: skip
+    ours = GATED.replace("id: ok", "id: hold").replace("[ok]", "[hold]")
+    ours = ours.replace("nodes:", "approvers: [octocat]\nnodes:", 1)
+    release = gh.commit("refs/heads/release", {GRAPH_PATH: ours}, gh.main)
     head = gh.push_pr(3, {GRAPH_PATH: UNGATED, "code.txt": "v1\n"}, on=release)
     job = gh.run("pull_request", gh.pr_event("opened", 3, base="release"), pr_checkout=HEAD)
     assert (job.outputs["status"], job.outputs["gate"]) == ("paused", "hold"), job.stderr
@@ -219,3 +224,11 @@ def test_a_pr_into_another_branch_is_judged_by_that_branchs_graph(github: Make) 
     assert (pr["base_ref"], pr["base_sha"]) == ("release", release)
     assert "It is judged by the graph of its base (`release` at" in sticky(gh, 3)
     assert status(gh, head)[0] == "pending"
+    ref7 = job.outputs["state-ref"][:7]
+    mains = gh.comment_event(3, f"/omg approve hold @{ref7}", "Codertocat", "OWNER")
+    refused = gh.run("issue_comment", mains, actor="Codertocat")
+    assert refused.rc == 0 and "refused" in refused.stderr, refused.stderr
+    theirs = gh.comment_event(3, f"/omg approve hold @{ref7}", "octocat", "MEMBER")
+    approved = gh.run("issue_comment", theirs, actor="octocat")
+    assert approved.outputs["status"] == "passed", approved.stderr
+    assert gh.run_file(job.outputs["run-id"], "artifacts/ship.out") == "v1\nshipped by the base\n"
