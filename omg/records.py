@@ -34,11 +34,28 @@ class NodeRecord(_NodeRequired, total=False):
     lane_trees: dict[str, str]  # a declarer's: its re-run path's lane trees when its round began
 
 
-class PullRequestRecord(TypedDict):
-    """The pull request a run judges, and the one head commit it judges."""
+class GraphChangeRecord(TypedDict):
+    """A pull request's own change to the graph that judges it: linted and reported, never run
+    (the graph of its base judges it; the change applies once merged)."""
 
+    files: list[str]  # what it changes (the graph file, fragments), from the repository's root
+    errors: int
+    warnings: int
+    findings: list[str]  # omg lint's lines for the changed graph (errors, warnings), cut
+
+
+class _PullRequestRequired(TypedDict):
     number: int
     head_sha: str
+
+
+class PullRequestRecord(_PullRequestRequired, total=False):
+    """The pull request a run judges, the one head commit it judges, and the base commit whose
+    graph judges it (a run recorded before omg read it there has no base)."""
+
+    base_ref: str  # the branch the pull request targets
+    base_sha: str
+    graph_change: GraphChangeRecord  # the PR changes the graph (or its fragments)
 
 
 class CiRun(TypedDict, total=False):

@@ -40,6 +40,7 @@ from omg.state.events import EventFields
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
+    from omg.leg.prgraph import PrGraph
     from omg.leg.start import Environment, LegEnd
 
 
@@ -100,7 +101,10 @@ class Job(CiJob):
             )
         if t.draft and t.action != "ready_for_review":
             return self.skip(f"PR #{t.number} is a draft; omg starts when it is ready for review")
-        graph, source = self.graph_file()
+        rules = self.pr_graph(t)  # the base's graph judges the PR; its own change is reported
+        if rules.graph is None:
+            return self.graph_not_run(t.number, rules)
+        graph, source = rules.graph, rules.source
         rid = self.args.run_id or pr_run_id(t.number, graph.name, t.head_sha)
         if t.before and t.before != t.head_sha and not self.args.run_id:
             self.supersede(pr_run_id(t.number, graph.name, t.before), t.head_sha)
@@ -115,9 +119,7 @@ class Job(CiJob):
                 )
             end = self.resume(rid, run=run)
         else:
-            end = self.start(
-                graph, source, rid, PullRequestRecord(number=t.number, head_sha=t.head_sha)
-            )
+            end = self.start(graph, source, rid, rules.record(), sha256=rules.sha256)
         return self.finish(end, number=t.number)
 
     def on_comment(self, t: Comment) -> int:
@@ -149,7 +151,7 @@ class Job(CiJob):
             t.login,
             bot=t.bot,
             association=t.association,
-            approvers=graph.approvers,  # the default branch's file: a PR cannot name its own
+            approvers=self.approvers(open_run(self.args.runs_dir, rid).state),  # not the PR's
             permission=self.api.permission,
         )
         from omg.leg.notes import progress_seq
@@ -344,15 +346,28 @@ class Job(CiJob):
 
     # -- the pieces ----------------------------------------------------------------------
 
-    def graph_file(self) -> tuple[Graph, Path]:
-        from omg.graph.load import check_file, load_graph
-
-        path = self.args.graph
-        if path is None:
+    def graph_path(self) -> Path:
+        if self.args.graph is None:
             raise UsageError(
                 f"a {self.gh.event_name} leg needs the graph: pass --graph PATH or set OMG_GRAPH "
                 "(the action's `graph` input)"
             )
+        return self.args.graph
+
+    def pr_graph(self, t: PullRequest) -> PrGraph:
+        """The graph as the commit the PR targets has it (never the PR's), and its change."""
+        from omg.leg.prgraph import Base
+
+        found = self.runs.pr_graph(
+            Base(t.number, t.head_sha, t.base_sha, t.base_ref), self.graph_path()
+        )
+        self.findings = list(found.findings)
+        return found
+
+    def graph_file(self) -> tuple[Graph, Path]:
+        from omg.graph.load import check_file, load_graph
+
+        path = self.graph_path()
         graph, found = check_file(path)
         if graph is None:
             load_graph(path)  # raises the refusal that lists every error
@@ -361,6 +376,12 @@ class Job(CiJob):
         return graph, path
 
     def approvers(self, state: State) -> tuple[str, ...]:
+        """Who may decide on the run: the checkout's graph file (this job's branch, as it is
+        now), or — for a PR into another branch, or a graph renamed since — the run's snapshot,
+        which is its base's graph; never a file of the PR."""
+        base = state.get("pull_request", {}).get("base_ref", "")
+        if base and base != (self.gh.workflow_branch or self.default_branch):
+            return tuple(state["graph"].get("approvers") or ())
         if self.args.graph is not None and self.args.graph.is_file():
             graph, _ = self.graph_file()
             if graph.name == state["graph"].get("name"):
@@ -368,10 +389,17 @@ class Job(CiJob):
         return tuple(state["graph"].get("approvers") or ())
 
     def start(
-        self, graph: Graph, source: Path, rid: str, pr: PullRequestRecord | None
+        self,
+        graph: Graph,
+        source: Path,
+        rid: str,
+        pr: PullRequestRecord | None,
+        *,
+        sha256: str | None = None,
     ) -> LegEnd | None:
         """A new run's first leg; ``pr``: the pull request head it judges (None for a run a
-        dispatch or schedule started: it reports in the step summary only)."""
+        dispatch or schedule started: it reports in the step summary only); ``sha256``: of
+        the graph file as it was read (a PR's base), when not the file on disk."""
         from omg.leg.start import start_run
 
         stamp: EventFields = {**self.stamp()}
@@ -379,7 +407,9 @@ class Job(CiJob):
         env = self.environment(rid)
         if pr is not None:
             stamp["pull_request"] = pr
-            self.show_status(pr["head_sha"], graph.name, Situation("running"), leg=1)
+            assert env.commits is not None
+            env.commits.workspace.base = self.runs.pr_base(env.commits.repo, pr)  # lanes: head
+            self.show_status(pr["head_sha"], graph.name, Situation("running"), leg=1, pr=pr)
             self.watch(rid, env, graph, pr, leg=1)
         try:
             return start_run(
@@ -390,6 +420,7 @@ class Job(CiJob):
                 self.args.limits,
                 run_id=rid,
                 stamp=stamp,
+                source_sha256=sha256,
             )
         except MovedOn as lost:
             self.lost(rid, lost)
@@ -426,7 +457,9 @@ class Job(CiJob):
         pr = state.get("pull_request")
         if pr is not None:
             name = str(state["graph"].get("name") or "")
-            self.show_status(pr["head_sha"], name, Situation("running"), leg=len(state["legs"]) + 1)
+            self.show_status(
+                pr["head_sha"], name, Situation("running"), leg=len(state["legs"]) + 1, pr=pr
+            )
         env = self.environment(rid, run)
         if pr is not None:
             self.watch(rid, env, run.graph, pr, leg=len(state["legs"]) + 1, events=run.rundir)

@@ -10,18 +10,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.cli import exits
-from omg.cli.report import Links, Situation, annotation_lines, answer, comment, markdown, marker
+from omg.cli.report import (
+    Links,
+    Situation,
+    annotation_lines,
+    answer,
+    comment,
+    markdown,
+    marker,
+    not_run,
+)
 from omg.github import outputs
 from omg.github.client import GitHub
-from omg.github.commitstatus import context, describe
+from omg.github.commitstatus import changing, context, describe
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.leg.run import Run, open_run
+from omg.records import PullRequestRecord
 from omg.state import State
 from omg.state.events import EventFields, EventKind
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs, not to report one
+    from omg.leg.prgraph import PrGraph
     from omg.leg.start import Environment, LegEnd
 
 
@@ -158,9 +169,9 @@ class Reporting(ABC):
                 self.api.upsert_comment(number, marker(number, graph.name), mask.text(body))
             # The judged head's status, whichever branch this leg ran on (a dispatched or
             # comment leg's own check never reaches the PR); left to a leg running now.
-            head = state.get("pull_request", {}).get("head_sha", "")
-            if head and not running:
-                self.show_status(head, graph.name, sit, leg=len(state["legs"]))
+            pr = state.get("pull_request")
+            if pr is not None and not running:
+                self.show_status(pr["head_sha"], graph.name, sit, leg=len(state["legs"]), pr=pr)
             if number is not None and reply is not None:
                 key, login = reply
                 said = (
@@ -176,14 +187,25 @@ class Reporting(ABC):
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
         return exits.FAILED if sit.status == "failed" else exits.PASSED
 
-    def show_status(self, head: str, graph_name: str, sit: Situation, *, leg: int = 0) -> None:
-        """Set ``omg/<graph>`` on the judged head to what ``sit`` says, linking this leg's run."""
+    def show_status(
+        self,
+        head: str,
+        graph_name: str,
+        sit: Situation,
+        *,
+        leg: int = 0,
+        pr: PullRequestRecord | None = None,
+    ) -> None:
+        """Set ``omg/<graph>`` on the judged head to what ``sit`` says, linking this leg's run;
+        ``pr``: the run's record of the PR (a change to its graph is said first)."""
         note = ""
         if sit.status == "superseded":
             note = "a newer head of the pull request is judged by a run of its own"
         state, description = describe(
             sit.status, gate=sit.gate, ref=sit.state_ref, leg=leg, note=note
         )
+        if pr is not None and "graph_change" in pr and sit.status != "superseded":
+            description = changing(description)
         self.api.set_status(head, context(graph_name), state, description, self.gh.run_url)
 
     def dispatch(self, rid: str, leg: int) -> str:
@@ -211,6 +233,19 @@ class Reporting(ABC):
             rid, "leg_dispatched", fields, f"dispatched {workflow} on {ref}", f"dispatched-leg{leg}"
         )
         return "dispatch"
+
+    def graph_not_run(self, number: int, rules: PrGraph) -> int:
+        """A pull request that adds the graph its workflow names: its base has none, so nothing
+        runs and no status is set; the sticky comment and the summary say so, with the new
+        graph's lint."""
+        assert rules.change is not None
+        name = rules.head_name or str(rules.source)
+        b = rules.base
+        body = not_run(name, rules.change, b.base_ref, b.base_sha)
+        self.api.upsert_comment(number, marker(number, name), f"{marker(number, name)}\n{body}")
+        say(f"omg: PR #{number} adds {rules.source}: reported, not run (it applies once merged)")
+        outputs.write_summary(self.gh.summary, body)
+        return self.skip("")
 
     def skip(self, why: str, *, quiet: bool = True) -> int:
         """Nothing to run: say why (unless ``quiet``), push nothing, exit 0."""

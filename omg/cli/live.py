@@ -12,7 +12,7 @@ from omg.cli.leg_report import say
 from omg.cli.report import Links, Situation, comment, marker
 from omg.errors import GitHubError
 from omg.github.client import GitHub
-from omg.github.commitstatus import clip, context
+from omg.github.commitstatus import changing, clip, context
 from omg.graph.model import Graph
 from omg.leg import pace
 from omg.mask import Masker
@@ -80,7 +80,9 @@ class LiveReport:
             else:
                 self.api.update_comment(self.comment_id, body)
         if self.head:
-            text = f"running leg {self.leg}: {running or 'between nodes'}; {settled} settled"
+            text = clip(f"running leg {self.leg}: {running or 'between nodes'}; {settled} settled")
+            if "graph_change" in state.get("pull_request", {}):
+                text = changing(text)
             self.api.set_status(
                 self.head,
                 context(self.graph.name),

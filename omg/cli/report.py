@@ -15,6 +15,7 @@ from omg.graph.mermaid import MAX_EDGES, MAX_TEXT, edge_count, render_mermaid
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.leg.caps import standing_text
+from omg.records import GraphChangeRecord
 from omg.state import Event, State
 from omg.state.ledger import ledger as book_of
 
@@ -233,8 +234,13 @@ def markdown(
     parts = [
         _headline(graph, state, sit),
         " · ".join(where),
-        _next(graph, state, sit),
     ]
+    pr = state.get("pull_request")
+    if pr is not None and "graph_change" in pr:
+        parts.append(
+            graph_change(pr["graph_change"], pr.get("base_ref", ""), pr.get("base_sha", ""))
+        )
+    parts.append(_next(graph, state, sit))
     if sit.note:
         parts.append(f"> {code(sit.note)}")
     if state.get("guidance"):  # a person's words: shown as a code span, never as Markdown
@@ -250,6 +256,42 @@ def markdown(
     if extra:
         parts.append(extra)
     return "\n\n".join(parts) + "\n"
+
+
+def graph_change(
+    change: GraphChangeRecord, base_ref: str, base_sha: str, *, added: bool = False
+) -> str:
+    """What a pull request changes of the graph that judges it: said, and its lint shown as
+    text. The graph of its base judges it (``added``: the base has none, so nothing runs)."""
+    files = ", ".join(code(f) for f in change["files"])
+    base = f"{code(base_ref)} at {code(base_sha[:7])}" if base_ref else code(base_sha[:7])
+    if added:
+        said = (
+            f"**This pull request adds the graph** {files}. Its base ({base}) has no such file, "
+            "and a pull request is judged by the graph of the branch it targets, never by its "
+            "own: nothing runs now. The new graph applies once merged, to the pull requests "
+            "after it."
+        )
+    else:
+        said = (
+            f"**This pull request changes the graph** ({files}). It is judged by the graph of "
+            f"its base ({base}), as the branch it targets has it; the new graph applies once "
+            "merged."
+        )
+    errors, warnings = change["errors"], change["warnings"]
+    lines = change["findings"]
+    said += f" `omg lint` of the new graph: {errors} error(s), {warnings} warning(s)"
+    if not lines:
+        return said + "."
+    more = errors + warnings - len(lines)
+    shown = "\n".join(lines) + (f"\n… and {more} more" if more > 0 else "")
+    return said + ":\n\n" + fence(shown)
+
+
+def not_run(name: str, change: GraphChangeRecord, base_ref: str, base_sha: str) -> str:
+    """The report on a pull request that adds the graph its workflow names: not run."""
+    head = f"### omg · {code(name)} · not run: a new graph"
+    return f"{head}\n\n{graph_change(change, base_ref, base_sha, added=True)}\n"
 
 
 def comment(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
@@ -17,6 +18,7 @@ from omg.git.edge import describe, redact
 from omg.git.names import FANOUT, HEADS, NOTES, RUNS, WAITS
 
 TOKEN_USER = "x-access-token"
+_SHA = re.compile(r"[0-9a-f]{40}")
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 # receive-pack's words for "the ref is no longer where this push assumed"
 _LOST_RACE = (
@@ -332,7 +334,9 @@ def _fetch_spec(spec: str, remote: str, tracking: str) -> str:
 
 
 def _full(ref: str) -> str:
-    return ref if ref.startswith("refs/") else HEADS + ref
+    if ref.startswith("refs/") or _SHA.fullmatch(ref):  # a commit's id is fetched as itself
+        return ref
+    return HEADS + ref
 
 
 def _names(repo: pygit2.Repository) -> list[str]:

@@ -38,6 +38,7 @@ from omg.git.names import (
     waits_tracking,
 )
 from omg.git.remote import GitToken
+from omg.git.treefiles import TreeFiles
 from omg.git.worktrees import Checkout
 from omg.nodefile import from_disk
 
@@ -186,6 +187,25 @@ class RunRepo:
         """Fetch refspecs into ``refs/remotes/<remote>/``; local branches are never written."""
         with self._lock, translated(f"fetching from {remote}", _FIX):
             remotes.fetch(self._repo, remote, refspecs, self._tokens)
+
+    def fetch_commit(self, remote: str, sha: str, ref: str) -> bool:
+        """Whether commit ``sha`` is here, fetched when it is not: by its id (GitHub serves any
+        commit its refs reach), else by ``ref``, which holds it. False when neither brings it."""
+        if self.has_commit(sha):
+            return True
+        for spec in (f"{sha}:refs/remotes/{remote}/commits/{sha}", ref):
+            try:
+                self.fetch(remote, [spec])
+            except GitError:
+                continue
+            if self.has_commit(sha):
+                return True
+        return False
+
+    def files_at(self, sha: str) -> TreeFiles:
+        """Commit ``sha``'s tree as files (a graph loaded from it reads nothing on disk)."""
+        with self._lock, translated(f"reading commit {sha[:12]} in {self.root}", _FIX):
+            return TreeFiles(self._repo, sha)
 
     def remote_run_head(self, remote: str, run_id: str) -> str | None:
         """After a fetch or push: ``refs/remotes/<remote>/omg/runs/<run_id>``, or None.

@@ -51,6 +51,16 @@ def clip(text: str, limit: int = LIMIT) -> str:
     return line[: limit - 1].rstrip() + "…"
 
 
+#: What a status says first while the pull request changes the graph that judges it.
+CHANGED = "the PR's graph change applies once merged"
+
+
+def changing(description: str) -> str:
+    """``description`` of a run whose pull request changes its graph, saying so first (so no
+    cut can drop it): the base's graph judges the PR, and the change applies once merged."""
+    return clip(f"{CHANGED} · {description}")
+
+
 def describe(
     status: str, *, gate: str = "", ref: str = "", leg: int = 0, note: str = ""
 ) -> tuple[StatusState, str]:

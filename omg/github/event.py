@@ -25,6 +25,8 @@ class PullRequest:
     fork: bool
     draft: bool
     default_branch: str = ""  # the repository's, where dispatched legs run
+    base_sha: str = ""  # the commit the PR targets: its graph judges the PR
+    base_ref: str = ""  # the branch it targets
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ def _pull_request(p: dict[str, Any]) -> PullRequest:
         fork=head_repo != base_repo,  # a deleted fork has no repo: read-only all the same
         draft=bool(pr.get("draft")),
         default_branch=str(p["repository"].get("default_branch") or ""),
+        base_sha=str(pr["base"]["sha"]),
+        base_ref=str(pr["base"]["ref"]),
     )
 
 

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from omg.graph.files import DISK, Files, repo_root
 from omg.graph.findings import Finding
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path, parse
@@ -40,15 +41,6 @@ class Loaded:
     description: str
 
 
-def repo_root(graph_file: Path) -> Path:
-    """The root of the git repository holding ``graph_file``; its own directory when in none."""
-    start = graph_file.resolve().parent
-    for d in (start, *start.parents):
-        if (d / ".git").exists():
-            return d
-    return start
-
-
 def changed_sources(graph_source: Path, resolved_from: Mapping[str, str]) -> list[str]:
     """The fragment files (as a snapshot names them) that differ now, or are gone."""
     root = repo_root(graph_source)
@@ -69,27 +61,27 @@ def fragments_dir(root: Path, setting: str) -> Path:
     return root / setting
 
 
-def read_fragment(directory: Path, name: str, root: Path) -> Loaded | str:
-    """Fragment ``name`` from ``directory``, or why it cannot be used (a sentence)."""
+def read_fragment(directory: Path, name: str, root: Path, files: Files = DISK) -> Loaded | str:
+    """Fragment ``name`` from ``directory`` (read through ``files``), or why it cannot be used
+    (a sentence)."""
     path = directory / f"{name}.yaml"
     shown = _shown(path, root)
-    try:
-        real, home = path.resolve(), directory.resolve()
-    except (OSError, RuntimeError):
-        real, home = path, directory
-    if not path.is_file():
+    kind = files.kind(path, directory)
+    if kind == "missing":
         return (
             f'no fragment "{name}": {shown} does not exist — a use: resolves against the '
             f"graph's fragments directory ({_shown(directory, root)}; set fragments: to "
             "move it), never the working directory"
         )
-    if real.parent != home:
+    if kind == "outside":
         return (
             f"{shown} is a link leading out of the fragments directory "
             f"({_shown(directory, root)}) — copy the fragment in instead"
         )
+    if kind == "link":
+        return f"{shown} is a link, which omg does not follow in a commit — copy the fragment in"
     try:
-        raw = path.read_bytes()
+        raw = files.read(path)
     except OSError as exc:
         return f"cannot read {shown}: {exc.strerror or exc}"
     if len(raw) > MAX_FRAGMENT_BYTES:

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omg.graph.files import DISK, Files
 from omg.graph.findings import Finding
-from omg.graph.fragmentfile import Loaded, fragments_dir, read_fragment, repo_root, strings
+from omg.graph.fragmentfile import Loaded, fragments_dir, read_fragment, strings
 from omg.graph.fragmentuse import MAX_CHAIN, bindings, refused
 from omg.graph.model import FragmentUse
 from omg.graph.namespacing import alias, namespace
@@ -54,9 +55,10 @@ class Use:
     j: int
 
 
-def splice(data: Any, positions: Positions, file: str) -> Spliced:
-    """``data`` with every `use:` node replaced by its fragment; findings name the file:line."""
-    s = _Splicer(file)
+def splice(data: Any, positions: Positions, file: str, files: Files = DISK) -> Spliced:
+    """``data`` with every `use:` node replaced by its fragment (read through ``files``);
+    findings name the file:line."""
+    s = _Splicer(file, files)
     s.refuse_slashes(data.get("nodes"), positions, file, "", ("nodes",))
     for path, text in strings(data.get("nodes"), ("nodes",)):
         for m in WITH_ANY.finditer(text):
@@ -77,7 +79,7 @@ def splice(data: Any, positions: Positions, file: str) -> Spliced:
             "resolved_from: is written by omg into a run's snapshot, never by hand — remove it",
         )
     where = data.get("fragments", "graphs/fragments")
-    root = repo_root(Path(file))
+    root = files.root(Path(file))
     s.dir = fragments_dir(root, where if isinstance(where, str) else "graphs/fragments")
     s.root = root
     out_pos = Positions(dict(positions.keys), dict(positions.blocks))
@@ -89,8 +91,9 @@ def splice(data: Any, positions: Positions, file: str) -> Spliced:
 
 
 class _Splicer(SpliceRecord):
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, files: Files) -> None:
         super().__init__(file)
+        self.files = files
         self.uses: list[FragmentUse] = []
         self.sources: dict[str, str] = {}
         self.dir = Path()
@@ -169,7 +172,7 @@ class _Splicer(SpliceRecord):
             return [], None
         name = str(site.raw["use"])
         cite = f"{site.file}:{site.pos.at((*site.at, 'use'))[0]} use: {name}"
-        loaded = read_fragment(self.dir, name, self.root)
+        loaded = read_fragment(self.dir, name, self.root, self.files)
         if isinstance(loaded, str):
             self.at_site(site, "use", "fragment-missing", loaded)
             return [], None

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
+from omg.graph.files import DISK, Files
 from omg.graph.findings import Finding
 from omg.graph.limits import MAX_INPUT_BYTES, snapshot_bytes
 from omg.graph.model import FragmentUse, Graph
@@ -35,11 +36,12 @@ def _writes_with(data: Any) -> bool:
     ) or (isinstance(data, Mapping) and "resolved_from" in data)
 
 
-def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
-    """Every problem of one graph file, and the graph when there is no error. Never raises."""
+def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Finding]]:
+    """Every problem of one graph file, and the graph when there is no error. Never raises.
+    ``files``: where it and its fragments are read (the disk, or a commit's tree)."""
     file = str(path)
     try:
-        raw = path.read_bytes()
+        raw = files.read(path)
     except OSError as exc:
         why = exc.strerror or str(exc)
         return None, [Finding(file, None, "error", "unreadable", f"cannot read the file: {why}")]
@@ -68,7 +70,7 @@ def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
     if has_uses(data) or _writes_with(data) or _WITH.search(text):
         from omg.graph.fragments import splice
 
-        spliced = splice(data, positions, file)
+        spliced = splice(data, positions, file, files)
         found += spliced.findings
         if any(f.severity == "error" for f in spliced.findings):
             return None, sorted(found, key=_order)

@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omg.errors import OmgError, UsageError
+from omg.errors import StateError, UsageError
 from omg.leg.run import Run, open_run
+from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
@@ -16,6 +17,7 @@ from omg.state.store import RunDir
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
     from omg.git.repo import RunRepo
     from omg.leg.commits import RunCommits
+    from omg.leg.prgraph import Base, PrGraph
     from omg.leg.start import Environment
 
 
@@ -53,32 +55,37 @@ class JobRuns:
             raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
         if run is None and (self.runs_dir / run_id / "state.json").exists():
             run = open_run(self.runs_dir, run_id)
-        env.commits.workspace.base = self.pr_base(env.commits.repo, run)
+        pr = run.state.get("pull_request") if run is not None else None
+        env.commits.workspace.base = self.pr_base(env.commits.repo, pr)
         return env
 
-    def pr_base(self, repo: RunRepo, run: Run | None) -> str:
-        """Where new lanes of a PR run start: the head it judges, not the checked-out branch.
+    def pr_base(self, repo: RunRepo, pr: PullRequestRecord | None) -> str:
+        """Where new lanes of a PR run start: the head it judges, never the checkout (the base
+        the PR targets, or the default branch a comment or dispatch leg runs on).
 
-        A comment or dispatch leg runs on the default branch; its lanes must still hold the
-        PR's code, so the head is fetched (``refs/pull/<n>/head``) when the clone lacks it.
-        """
-        pr = run.state.get("pull_request") if run is not None else None
+        The head is fetched by its id (else ``refs/pull/<n>/head``) when the clone lacks it;
+        a head that cannot be had is refused, since any other commit would be judged in its
+        place."""
         if pr is None:
             return "HEAD"
-        sha = pr["head_sha"]
-        if not repo.has_commit(sha):
-            n = pr["number"]
-            try:
-                repo.fetch(
-                    self.push,
-                    [f"refs/pull/{n}/head:refs/remotes/{self.push}/pull/{n}/head"],
-                )
-            except OmgError as exc:
-                self.warn(f"omg: warning: cannot fetch PR #{n}'s head: {exc}")
-        if repo.has_commit(sha):
-            return sha
-        self.warn(f"omg: warning: PR head {sha[:12]} is not here; new lanes start from HEAD")
-        return "HEAD"
+        sha, n = pr["head_sha"], pr["number"]
+        if not repo.fetch_commit(self.push, sha, f"refs/pull/{n}/head"):
+            raise StateError(
+                f"PR #{n}'s head {sha[:12]} cannot be fetched from {self.push}; nothing ran "
+                "(a newer push starts a run of its own head)"
+            )
+        return sha
+
+    def pr_graph(self, pr: Base, graph: Path) -> PrGraph:
+        """The graph that judges pull request ``pr``: ``graph`` as the base commit has it, and
+        the PR's change to it (``leg/prgraph``); both commits fetched when the clone lacks them."""
+        from omg.git import open_repo
+        from omg.leg.prgraph import in_repo, load
+
+        repo = open_repo(Path.cwd(), tokens=self.tokens)
+        if repo is None:
+            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
+        return load(repo, self.push, pr, in_repo(repo, graph, Path.cwd()))
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
         """The run from the remote into the runs directory, its whole record verified, so a

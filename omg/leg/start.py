@@ -126,8 +126,11 @@ def start_run(
     opts: LegOptions,
     run_id: str | None = None,
     stamp: EventFields | None = None,
+    source_sha256: str | None = None,
 ) -> LegEnd:
-    """The first leg of a new run; ``stamp`` adds fields to its run_started (who carried it)."""
+    """The first leg of a new run; ``stamp`` adds fields to its run_started (who carried it);
+    ``source_sha256``: the graph file's, when it was read from elsewhere than ``source`` on disk
+    (a pull request's base commit)."""
     inputs = resolve_inputs(graph, given)
     rid = check_run_id(run_id) if run_id is not None else new_run_id(graph, env.runs_dir)
     rundir = RunDir(env.runs_dir / rid, leg_mask(env, graph, inputs))
@@ -141,7 +144,9 @@ def start_run(
     rundir.lock()
     try:
         rec = Recorder(rundir, empty_state(), leg=1)
-        sha = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
+        sha = source_sha256
+        if sha is None:
+            sha = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
         start: EventFields = {
             "graph": {**graph.data},
             "graph_source": str(source),

@@ -135,6 +135,8 @@ class Repo:
 
     def __post_init__(self) -> None:
         self.origin = self.server.bare
+        # GitHub serves any commit its refs reach by its id (actions/checkout fetches a sha so)
+        pygit2.Repository(str(self.origin)).config["uploadpack.allowReachableSHA1InWant"] = True
         self.main = self.commit("refs/heads/main", {GRAPH_PATH: self.graph, "README.md": "hi\n"})
 
     # -- the repository on GitHub -------------------------------------------------------
@@ -157,9 +159,17 @@ class Repo:
             index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
         return index.write_tree(repo)
 
-    def push_pr(self, number: int, files: dict[str, str], branch: str = "feature") -> str:
-        """Push to the PR's branch; GitHub moves ``refs/pull/<n>/head`` with it."""
-        parent = self.heads.get(number, self.main)
+    def push_main(self, files: dict[str, str]) -> str:
+        """A merged change: a commit on main (what pull requests opened after it target)."""
+        self.main = self.commit("refs/heads/main", files, self.main)
+        return self.main
+
+    def push_pr(
+        self, number: int, files: dict[str, str], branch: str = "feature", *, on: str = ""
+    ) -> str:
+        """Push to the PR's branch (its first commit on ``on``, main's tip by default); GitHub
+        moves ``refs/pull/<n>/head`` with it."""
+        parent = self.heads.get(number, on or self.main)
         sha = self.commit(f"refs/heads/{branch}", files, parent)
         self.commit_ref(f"refs/pull/{number}/head", sha)
         self.heads[number] = sha
@@ -213,7 +223,13 @@ class Repo:
 
     # -- events -------------------------------------------------------------------------
 
-    def pr_event(self, action: str, number: int, *, before: str = "") -> dict[str, Any]:
+    def tip(self, branch: str) -> str:
+        return str(pygit2.Repository(str(self.origin)).references[f"refs/heads/{branch}"].target)
+
+    def pr_event(
+        self, action: str, number: int, *, before: str = "", base: str = "main"
+    ) -> dict[str, Any]:
+        """The event of PR ``number`` at its head, targeting branch ``base`` (at its tip)."""
         name = action if action in ("opened", "synchronize", "reopened") else "ready_for_review"
         data = payload(f"pull_request.{name}")
         data["action"] = action
@@ -225,6 +241,7 @@ class Repo:
         pr["head"]["ref"] = "feature"
         pr["head"]["repo"] = copy.deepcopy(data["repository"])
         pr["base"]["repo"] = copy.deepcopy(data["repository"])
+        pr["base"]["ref"], pr["base"]["sha"] = base, self.tip(base)
         if before:
             data["before"], data["after"] = before, self.heads[number]
         return data
@@ -257,25 +274,23 @@ class Repo:
     def checkout(self, clone: Path, ref: str, sha: str | None) -> None:
         """What actions/checkout leaves: a repository with ``origin`` (no credentials kept),
         one commit of ``ref`` fetched at depth 1 over the authenticated smart HTTP server, and
-        that commit checked out — on a branch of the same name, or detached for a PR head.
+        that commit checked out — on a branch of the same name, or detached for a PR head or a
+        commit named by its id (a PR's base).
         Done with pygit2 in this process: the clone is the fixture, not the thing under test."""
         clone.mkdir(parents=True)
         repo = pygit2.init_repository(str(clone))
         origin = repo.remotes.create("origin", self.server.url)
         auth = pygit2.RemoteCallbacks(credentials=pygit2.UserPass("x-access-token", TOKEN))
         branch = ref.removeprefix("refs/heads/")
-        local = (
-            "refs/remotes/origin/pr"
-            if ref.startswith("refs/pull/")
-            else f"refs/remotes/origin/{branch}"
-        )
+        detached = ref.startswith("refs/pull/") or ref == sha  # a PR's head, or a commit by id
+        local = "refs/remotes/origin/pr" if detached else f"refs/remotes/origin/{branch}"
         origin.fetch(
             [f"+{ref}:{local}"], callbacks=auth, depth=1, prune=pygit2.enums.FetchPrune.NO_PRUNE
         )
         commit = repo.get(sha) if sha else repo.references[local].peel(pygit2.Commit)
         assert isinstance(commit, pygit2.Commit), f"{ref}: {sha} was not fetched"
         repo.checkout_tree(commit.tree, strategy=pygit2.enums.CheckoutStrategy.FORCE)
-        if ref.startswith("refs/pull/"):
+        if detached:
             repo.set_head(commit.id)
         else:
             local_branch = repo.branches.local.create(branch, commit, force=True)
@@ -296,9 +311,12 @@ class Repo:
         command: tuple[str, ...] = ("leg",),
         workflow: str | None = None,
         process: bool = False,
+        pr_checkout: str = "base",
     ) -> Job | Running:
         """Run one job (``omg leg`` unless ``command`` says otherwise, in ``workflow``); with
-        ``start`` return the running process (for races) instead."""
+        ``start`` return the running process (for races) instead. ``pr_checkout``: what a
+        pull_request job checks out — the PR's base, as omg-review.yml does, or (``head``) the
+        PR's head, as workflows written before it did."""
         self.jobs += 1
         n = self.jobs
         runner = self.root / f"runner-{n}"
@@ -307,7 +325,15 @@ class Repo:
         temp.mkdir(parents=True)
         if event_name == "pull_request":
             number = event["number"]
-            self.checkout(work, f"refs/pull/{number}/head", event["pull_request"]["head"]["sha"])
+            # omg-review.yml checks out the base the PR targets (its graph judges the PR);
+            # omg fetches the PR's head into the lanes
+            base = event["pull_request"]["base"]["sha"]
+            if pr_checkout == "head":
+                self.checkout(
+                    work, f"refs/pull/{number}/head", event["pull_request"]["head"]["sha"]
+                )
+            else:
+                self.checkout(work, base, base)
             gh_ref = f"refs/pull/{number}/merge"
             workflow_ref = f"{REPO}/.github/workflows/{WORKFLOW}@{gh_ref}"
         else:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from omg.github.commitstatus import LIMIT, clip, describe
+from omg.github.commitstatus import CHANGED, LIMIT, changing, clip, describe
 
 from . import openapi
 from .kit import Job, Repo
@@ -135,6 +135,9 @@ def test_descriptions_stay_within_githubs_limit_and_plain() -> None:
         "running": "pending",
     }
     assert {s: describe(s, gate="g")[0] for s in table} == table
+    # a PR that changes its graph: said first, so no cut drops it
+    changed = changing(text)
+    assert changed.startswith(CHANGED + " · paused at gate") and len(changed) == LIMIT
 
 
 def test_a_status_whose_first_try_may_have_landed_is_sent_again_harmlessly(github: Make) -> None:

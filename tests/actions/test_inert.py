@@ -25,6 +25,7 @@ on_fail: continue
 nodes:
   - id: loud
     run: cat hostile.txt; exit 1
+    worktree: lane  # the PR's code (the job's checkout is the base)
   - id: ok
     type: gate
     description: "{QUESTION}"

@@ -78,7 +78,13 @@ def test_an_opened_pr_runs_to_its_gate_and_posts_the_sticky_comment(github: Make
     }
     assert gh.run_file(rid, "state.json")  # the run branch is on origin
     state = gh.run_state(rid)
-    assert state["pull_request"] == {"number": 2, "head_sha": head}
+    # the head it judges, and the base whose graph judges it
+    assert state["pull_request"] == {
+        "number": 2,
+        "head_sha": head,
+        "base_ref": "main",
+        "base_sha": gh.main,
+    }
     assert state["nodes"]["build"]["verdict"] == "PASS"
     body = sticky(gh)
     ref7 = job.outputs["state-ref"][:7]

@@ -20,6 +20,13 @@ def test_a_pull_request_payload_gives_number_head_and_fork() -> None:
     assert len(t.head_sha) == 40 and t.before == ""
 
 
+def test_a_pull_request_payload_names_the_base_whose_graph_judges_it() -> None:
+    t = read_trigger("pull_request", PAYLOADS / "pull_request.opened.json")
+    data = json.loads((PAYLOADS / "pull_request.opened.json").read_text())
+    assert isinstance(t, PullRequest)
+    assert (t.base_sha, t.base_ref) == (data["pull_request"]["base"]["sha"], "master")
+
+
 def test_a_synchronize_payload_names_the_head_it_replaced() -> None:
     t = read_trigger("pull_request", PAYLOADS / "pull_request.synchronize.json")
     data = json.loads((PAYLOADS / "pull_request.synchronize.json").read_text())

@@ -62,6 +62,21 @@ def test_the_shipped_workflows_are_there() -> None:
     assert {"ci.yml", "omg-review.yml", "omg-resume.yml", "omg-lint.yml"} <= names
 
 
+def test_the_review_workflows_check_out_the_base_the_pr_targets(
+    readme_workflows: list[Path],
+) -> None:
+    """The shipped review workflow, the README's copy and `omg init`'s: the job's checkout is
+    the commit the PR targets, so no file of the PR is the judge (omg fetches the head into
+    the lanes)."""
+    from omg.cli.init import Pin, render
+
+    made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
+    for text in (ROOT / ".github/workflows/omg-review.yml", readme_workflows[0], made):
+        doc = load(text)
+        [checkout] = [s for s in steps(doc) if s["uses"].startswith("actions/checkout@")]
+        assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+
+
 def zizmor(files: list[Path]) -> subprocess.CompletedProcess[str]:
     found = shutil.which("zizmor", path=str(Path(sys.executable).parent))
     assert found, "zizmor is a test dependency: pip install -e '.[test]'"
