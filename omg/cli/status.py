@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from omg import strictjson
 from omg.cli import ledger
 from omg.cli.next import next_step
 from omg.errors import Hint, OmgError, StateError
@@ -122,7 +123,6 @@ def remote_derive(state: State) -> str:
 def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
     """``status --fetch REMOTE [RUN]``: the remote's run branches fetched into
     ``refs/remotes/`` (nothing else local changes), then listed, or one run's ledger."""
-    import json
 
     from omg.git.repo import open_repo
     from omg.github.env import git_tokens
@@ -143,7 +143,7 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
         ref = repo.remote_ref(remote, run_id)
         log = repo.read_run_log(run_id, ref=ref)
         try:
-            events: list[Event] = [json.loads(ln) for ln in log.splitlines() if ln.strip()]
+            events: list[Event] = [strictjson.line(ln) for ln in log.splitlines() if ln.strip()]
             state = fold(events)
             graph = graph_from_data(state["graph"])
         except (ValueError, KeyError, TypeError) as exc:
@@ -160,7 +160,7 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
     for rid in runs:
         try:
             text = repo.read_run_file(rid, "state.json", ref=repo.remote_ref(remote, rid))
-            state = json.loads(text)
+            state = strictjson.loads(text)
             rows.append(
                 (
                     rid,

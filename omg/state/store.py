@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
 
+from omg import strictjson
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
@@ -43,7 +44,9 @@ PAYLOAD_DIRS = ("artifacts", "failed", "feedback", "sessions")
 LockProbe = Literal["free", "held"]
 
 
-_COMPACT = {"sort_keys": True, "ensure_ascii": False, "separators": (", ", ": ")}
+_COMPACT = {
+    "sort_keys": True, "ensure_ascii": False, "separators": (", ", ": "), "allow_nan": False,
+}  # fmt: skip
 #: Top-level maps written one entry per line, so a state diff shows one line per changed node.
 _LINE_PER_ENTRY = ("nodes", "gates", "worktrees")
 
@@ -346,8 +349,17 @@ class RunDir:
         per line keeps a concurrent reader from ever seeing half a line.
         """
         event = self.mask.record(event)
-        line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode()
+        try:
+            line = json.dumps(
+                event, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
+        except ValueError:  # NaN or an infinity: no record holds one, so none is written
+            raise StateError(
+                f"a {event.get('event')} event would record {strictjson.unfit(event)} as a "
+                "number past any bound (NaN or Infinity), which no record holds; nothing was "
+                "written — an input it came from is damaged"
+            ) from None
+        data = (line + "\n").encode()
         if len(data) > MAX_LINE:  # never write a line read_events would refuse as damaged
             raise StateError(
                 f"a {event.get('event')} event would take {len(data):,} bytes, more than the "
@@ -424,8 +436,8 @@ class RunDir:
     def _parse_line(self, raw: bytes, n: int, path: Path) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
-                ev = json.loads(raw)
-            except (ValueError, RecursionError):
+                ev = strictjson.line(raw)
+            except ValueError:
                 ev = None
             sound = isinstance(ev, dict) and ev.get("schema") == EVENT_SCHEMA
             if sound and "seq" in ev and "event" in ev:
@@ -440,9 +452,9 @@ class RunDir:
         if not raw.endswith(b"\n"):
             raise torn(path, n)
         try:
-            ev = json.loads(raw)
-        except (ValueError, RecursionError):
-            raise Damaged(path, n, "is not a JSON event: the stream is damaged", fix) from None
+            ev = strictjson.line(raw)
+        except ValueError as exc:
+            raise Damaged(path, n, f"is not a JSON event omg wrote ({exc})", fix) from None
         if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
             raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
         raise Damaged(
@@ -460,7 +472,7 @@ class RunDir:
         with self._open(STATE, fix) as fh:
             data = fh.read()
         try:
-            st = json.loads(data)
+            st = strictjson.loads(data)
         except UnicodeDecodeError as exc:
             at = data.count(b"\n", 0, exc.start) + 1
             raise Damaged(self.state_path, at, "is not valid JSON (not UTF-8 text)", fix) from None
@@ -469,10 +481,8 @@ class RunDir:
                 self.state_path, exc.lineno, f"is not valid JSON ({exc.msg}): the snapshot is "
                 "damaged", fix,
             ) from None  # fmt: skip
-        except RecursionError:
-            raise Damaged(
-                self.state_path, None, "is nested too deeply to be a state", fix
-            ) from None
+        except ValueError as exc:  # NaN, Infinity, a number past its range, nested too deep
+            raise Damaged(self.state_path, None, f"is not a state omg wrote: {exc}", fix) from None
         if not isinstance(st, dict) or "nodes" not in st:
             raise Damaged(self.state_path, None, "is not an omg state file (no nodes)", fix)
         if st.get("schema") != STATE_SCHEMA:
@@ -488,7 +498,14 @@ class RunDir:
 
     def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
         """Rewrite state.json atomically; ``touched`` names the records that changed."""
-        atomic_write(self.state_path, canonical_json(state, self._encoder, touched))
+        try:
+            text = canonical_json(state, self._encoder, touched)
+        except ValueError:  # a sum past any bound: no record holds one, so none is written
+            raise StateError(
+                f"{self.state_path} would record {strictjson.unfit(state)} as a number past "
+                "any bound (NaN or Infinity), which no record holds; it was not rewritten"
+            ) from None
+        atomic_write(self.state_path, text)
         self.changed(self.state_path)
 
     def checkpoint(self) -> None:
