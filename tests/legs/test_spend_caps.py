@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from kit import ScriptedClaude, clean_env, spawn_omg
+from kit import ScriptedClaude, clean_env, omg_call, spawn_omg
 
 from omg import spendbook
 from omg.errors import StateError
@@ -125,3 +125,86 @@ def test_a_reservation_settles_at_its_cost_or_stands_when_the_cost_is_unknown() 
     assert spendbook.spent(spendbook.settle(book, "k", 0.2)) == 0.2
     assert spendbook.spent(spendbook.settle(book, "k", None)) == 0.5
     assert spendbook.spent(spendbook.release(book, "k")) == 0.0
+
+
+# -- a book that cannot be read is refused, never read as $0 ------------------------------------
+
+ONE_AGENT = """\
+name: capped
+day_budget_usd: 5
+nodes:
+  - id: impl
+    prompt: Implement it.
+    budget_usd: 1
+"""
+
+
+def _book_tree(repo: pygit2.Repository, form: str) -> pygit2.Oid:
+    """A tree as a hand with push access might leave a spend book: ``form`` says how."""
+    from pygit2.enums import FileMode
+
+    builder = repo.TreeBuilder()
+    if form == "no spend.json":
+        builder.insert("notes.txt", repo.create_blob(b"hello\n"), FileMode.BLOB)
+    elif form == "an empty spend.json":
+        builder.insert("spend.json", repo.create_blob(b""), FileMode.BLOB)
+    elif form == "spend.json a directory":
+        inner = repo.TreeBuilder()
+        inner.insert("entries", repo.create_blob(b"{}"), FileMode.BLOB)
+        builder.insert("spend.json", inner.write(), FileMode.TREE)
+    elif form == "spend.json a submodule":
+        builder.insert("spend.json", pygit2.Oid(hex="1" * 40), FileMode.COMMIT)
+    elif form == "spend.json over the size limit":
+        big = b'{"scope": "x", "entries": {}}' + b" " * spendbook.LIMIT
+        builder.insert("spend.json", repo.create_blob(big), FileMode.BLOB)
+    else:  # the amounts of two entries add up past any number; one amount has 400 digits
+        amounts = ["1e308", "1e308"] if form == "amounts summing past any number" else ["1" * 400]
+        entries = ", ".join(
+            f'"k{i}": {{"run": "r0", "node": "n", "usd": {usd}, "settled": true, "at": "t"}}'
+            for i, usd in enumerate(amounts)
+        )
+        text = f'{{"scope": "day/{_today()}", "entries": {{{entries}}}}}'
+        builder.insert("spend.json", repo.create_blob(text.encode()), FileMode.BLOB)
+    return builder.write()
+
+
+def _today() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+DAMAGED_BOOKS = [
+    "no spend.json",
+    "an empty spend.json",
+    "spend.json a directory",
+    "spend.json a submodule",
+    "spend.json over the size limit",
+    "amounts summing past any number",
+    "an amount of 400 digits",
+]
+
+
+@pytest.mark.parametrize("form", DAMAGED_BOOKS)
+def test_a_damaged_day_book_on_the_remote_is_refused_and_no_agent_runs(
+    tmp_path: Path, form: str
+) -> None:
+    from .helpers import bare_origin, child_env, git_checkout
+
+    work = git_checkout(tmp_path / "work", {"g.yaml": ONE_AGENT})
+    bare = tmp_path / "origin.git"
+    bare_origin(work, bare)
+    origin = pygit2.Repository(str(bare))
+    sig = pygit2.Signature("Someone", "someone@example.com")
+    ref = f"refs/omg/spend/day/{_today()}"
+    origin.references.create(
+        ref, origin.create_commit(None, sig, sig, "by hand", _book_tree(origin, form), [])
+    )
+    claude = ScriptedClaude(tmp_path / "claude")
+    env = child_env(OMG_CLAUDE_BIN=str(claude.bin))
+    res = omg_call("run", "g.yaml", "--run-id", "r", "--push", "origin", cwd=work, env=env)
+    assert res.returncode == 3, res.stdout + res.stderr
+    said = " ".join(res.stderr.split())
+    assert "Traceback" not in said and "Infinity" not in said
+    assert f"spend book {ref} on origin" in said, said
+    assert f"git push --force origin <commit>:{ref}" in said  # how to restore it
+    assert claude.calls() == []  # never an agent node against a book that cannot be read
+    assert not (work / ".omg" / "runs" / "r" / "events.jsonl").exists()  # nor a byte recorded
