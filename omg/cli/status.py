@@ -58,9 +58,10 @@ def next_line(state: State, derived: str) -> str:
     return text
 
 
-def _load(rundir: RunDir) -> State:
-    """The run as its whole record says (verified), caught up with a killed leg's events."""
-    return load_run(rundir)[0]
+def _load(rundir: RunDir, *, contents: bool = True) -> State:
+    """The run as its whole record says (verified), caught up with a killed leg's events; the
+    listing of every run checks its artifacts' sizes, not their contents."""
+    return load_run(rundir, contents=contents)[0]
 
 
 def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
@@ -96,7 +97,7 @@ def _row(path: Path) -> tuple[str, str, str, str, str]:
     if not rundir.exists():  # a first leg killed before its first event: nothing to show
         return (name, "?", "never started", "0", "-")
     try:
-        state = _load(rundir)
+        state = _load(rundir, contents=False)
         derived = derive(state, rundir)
     except Damaged as exc:
         return (name, "?", f"damaged: {exc.where} (`omg status {name}` says how)", "?", "?")

@@ -24,6 +24,7 @@ from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
 from omg.nodefile import on_disk
 from omg.records import State
+from omg.state import artifacts
 from omg.state.events import Event
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
@@ -529,18 +530,21 @@ class RunDir:
             finally:
                 os.close(fd)
 
-    def write_payload(self, path: Path, text: str) -> None:
-        """Artifacts and payloads, written before the event that makes them count.
+    def write_payload(self, path: Path, text: str) -> bytes:
+        """Artifacts and payloads, written before the event that makes them count; the bytes
+        written (masked: what a node_passed's ``artifact`` digests).
 
         Not atomic and not fsync'd on purpose: a payload is only read after its node's
         event is recorded, and a leg killed before that event re-runs the node, rewriting it.
         """
         if not text:  # an empty payload is no file: nothing to write, commit or restore
             self.remove_payload(path)
-            return
+            return b""
+        data = self.mask.text(text).encode()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.mask.text(text), encoding="utf-8")
+        path.write_bytes(data)
         self.changed(path)
+        return data
 
     def write_empty(self, path: Path) -> None:
         """An empty payload's file, made only when a reader is given its path."""
@@ -602,9 +606,11 @@ def open_record(path: Path, fix: str) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def load_run(rundir: RunDir) -> tuple[State, int]:
+def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     """The run as its whole record says, verified before anything uses it: every line of
-    events.jsonl checked and folded in one pass, state.json compared with the fold at its seq.
+    events.jsonl checked and folded in one pass, state.json compared with the fold at its seq,
+    and each passed node's artifact file against the size and sha256 its record holds (its
+    size only, without ``contents``: the listing of every run).
 
     Returns that fold — state.json caught up with events a killed leg appended after its last
     snapshot — and the last seq. Any damage is a Damaged naming the file, the line and the fix.
@@ -634,6 +640,9 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
                 rundir.log_path, None, f"folds to a state that is damaged: {problem}",
                 events_fix(rundir.path),
             )  # fmt: skip
+    damaged = artifacts.check(rundir.path, state, rundir.artifact, contents=contents)
+    if damaged is not None:
+        raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
     return state, last
 
 

@@ -53,8 +53,11 @@ class Damaged(StateError):
 
     @property
     def where(self) -> str:
-        """The file's name and line, for a one-line listing."""
-        return self.path.name + (f" line {self.line}" if self.line is not None else "")
+        """The file's name (an artifact's with its directory) and line, for a one-line listing."""
+        name = self.path.name
+        if self.path.parent.name == "artifacts":
+            name = f"artifacts/{name}"
+        return name + (f" line {self.line}" if self.line is not None else "")
 
 
 def events_fix(run_dir: Path) -> str:
