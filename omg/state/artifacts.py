@@ -5,6 +5,7 @@ on their records and are read as before."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -64,28 +65,26 @@ def fix(run_dir: Path, path: Path) -> str:
 
 
 def _problem(path: Path, want: ArtifactRecord, contents: bool) -> str | None:
-    try:
-        found = os.lstat(path)
+    try:  # opened, never followed nor waited on: a link or a pipe is no artifact omg wrote
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None if want["bytes"] == 0 else "is missing"
-    if stat.S_ISLNK(found.st_mode):
-        return "is a symbolic link, not the file omg wrote"
-    if not stat.S_ISREG(found.st_mode):
-        return "is not a file"
-    if found.st_size != want["bytes"]:
-        return f"holds {found.st_size:,} bytes: it was changed after its node passed"
-    if contents and _sha256(path) != want["sha256"]:
-        return "was changed after its node passed"
-    return None
-
-
-def _sha256(path: Path) -> str:
-    """The file's SHA-256 ('' when it is no longer a plain file: never followed or waited on)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        h = hashlib.sha256()
-        while chunk := fh.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link, not the file omg wrote"
+        return f"cannot be read ({exc.strerror})"
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            return "is not a file"
+        if found.st_size != want["bytes"]:
+            return f"holds {found.st_size:,} bytes: it was changed after its node passed"
+        if contents:
+            h = hashlib.sha256()
+            while chunk := os.read(fd, CHUNK):
+                h.update(chunk)
+            if h.hexdigest() != want["sha256"]:
+                return "was changed after its node passed"
+        return None
+    finally:
+        os.close(fd)
