@@ -110,13 +110,41 @@ def test_two_runs_racing_in_two_clones_share_one_day_book_without_losing_spend(
     assert waits == sorted(rid for rid, st in spent.items() if st["status"] == "paused")
 
 
+def _entries(*amounts: str) -> bytes:
+    entry = '{"run": "r", "node": "n", "usd": %s, "settled": true, "at": "t"}'
+    body = ", ".join(f'"k{i}": ' + entry % usd for i, usd in enumerate(amounts))
+    return ('{"scope": "pr/2", "entries": {' + body + "}}").encode()
+
+
 @pytest.mark.parametrize(
-    "data",
-    [b"not json", b'{"scope": "day/2026-01-01", "entries": {}}', b'{"scope": "pr/2"}'],
+    ("data", "says"),
+    [
+        (b"not json", "is not JSON omg wrote"),
+        (b'{"scope": "day/2026-01-01", "entries": {}}', "is not the book of pr/2"),
+        (b'{"scope": "pr/2"}', "has no entries map"),
+        (b"", "is an empty file"),  # never read as $0
+        (_entries("NaN"), "NaN is not a number"),
+        (_entries("1e999"), "past a float's range"),
+        (_entries("1" * 400), "past 64 bits"),
+        (_entries("1e308", "1e308"), "its amounts add up past any number"),
+        (_entries("-1"), "entry 'k0' is malformed"),
+        (b'{"scope": "pr/2", "entries": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested"),
+    ],
 )
-def test_a_book_omg_did_not_write_is_refused_naming_its_ref(data: bytes) -> None:
-    with pytest.raises(StateError, match=r"spend book refs/omg/spend/pr/2 .*git log"):
+def test_a_book_omg_did_not_write_is_refused_naming_its_ref(data: bytes, says: str) -> None:
+    with pytest.raises(StateError, match=r"spend book refs/omg/spend/pr/2\b.*git log") as caught:
         spendbook.parse(data, "pr/2", "refs/omg/spend/pr/2")
+    assert says in str(caught.value)
+    assert "git update-ref refs/omg/spend/pr/2 <commit>" in str(caught.value)  # kept here alone
+
+
+def test_no_amount_past_any_number_goes_into_a_book() -> None:
+    book = spendbook.reserve(spendbook.empty("pr/2"), "k", "r", "a", 0.5, "t")
+    for usd in (float("inf"), float("nan")):
+        with pytest.raises(StateError, match="cannot be booked"):
+            spendbook.settle(book, "k", usd)
+        with pytest.raises(StateError, match="cannot be booked"):
+            spendbook.reserve(book, "k2", "r", "a", usd, "t")
 
 
 def test_a_reservation_settles_at_its_cost_or_stands_when_the_cost_is_unknown() -> None:
