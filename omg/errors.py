@@ -48,6 +48,15 @@ class StateError(OmgError):
     """A run directory is missing, damaged, locked or conflicting; nothing ran."""
 
 
+class Unreadable(StateError):
+    """A one-file record on a ref of its own (a spend book, a wait, the lease) holds no file
+    omg can read: none, a directory, a submodule, one past its size; ``problem`` says which."""
+
+    def __init__(self, ref: str, commit: str, problem: str) -> None:
+        super().__init__(f"{ref} {problem}")
+        self.ref, self.commit, self.problem = ref, commit, problem
+
+
 class RunFailed(StateError):
     """The run failed for good: a resume without --retry-failed has nothing to run."""
 

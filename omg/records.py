@@ -16,6 +16,13 @@ class _NodeRequired(TypedDict):
     cost_unknown: bool
 
 
+class ArtifactRecord(TypedDict):
+    """A passed node's reply file (``artifacts/<id>.out``) as written: its size and SHA-256."""
+
+    bytes: int
+    sha256: str
+
+
 class NodeRecord(_NodeRequired, total=False):
     """One node's record: the latest execution is authoritative, cost accumulates."""
 
@@ -32,6 +39,7 @@ class NodeRecord(_NodeRequired, total=False):
     awaiting: str
     retries: int
     lane_trees: dict[str, str]  # a declarer's: its re-run path's lane trees when its round began
+    artifact: ArtifactRecord  # a passed node's reply file, as its node_passed recorded it
 
 
 class GraphChangeRecord(TypedDict):

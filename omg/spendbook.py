@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import TypedDict
 
+from omg import strictjson
 from omg.errors import StateError
 
 #: Bytes of a book read back; past this it is not one omg wrote (or a scope far past any cap).
@@ -42,20 +43,37 @@ def empty(scope: str) -> Book:
     return {"scope": scope, "entries": {}}
 
 
-def parse(data: bytes, scope: str, where: str) -> Book:
-    """The book in ``data`` (read from ``where``); a StateError naming it when it is not one."""
-    if not data:
-        return empty(scope)
-    fix = (
-        f"omg writes this book itself; restore it from the ref's history "
-        f"(`git log {where}`) — deleting it forgets the scope's spend"
+def repair(ref: str, remote: str | None) -> str:
+    """How to repair the book at ``ref`` (on ``remote``, or kept in this repository alone)."""
+    if remote is None:
+        look, put, drop = (
+            f"`git log -p {ref}`",
+            f"`git update-ref {ref} <commit>`",
+            (f"`git update-ref -d {ref}`"),
+        )
+    else:
+        look = f"`git fetch {remote} {ref}` then `git log -p FETCH_HEAD`"
+        put = f"`git push --force {remote} <commit>:{ref}`"
+        drop = f"`git push {remote} :{ref}`"
+    return (
+        f"no agent node starts against a book that cannot be read. omg writes this book "
+        f"itself: {look} shows each version, and {put} puts the last good one back; deleting "
+        f"it ({drop}) forgets the scope's spend"
     )
+
+
+def parse(data: bytes, scope: str, where: str, fix: str | None = None) -> Book:
+    """The book in ``data`` (read from ``where``); a StateError naming it, and ``fix``, when it
+    is not one omg wrote — an empty file included: a book is never read as $0."""
+    fix = fix or repair(where, None)
+    if not data:
+        raise StateError(f"spend book {where} is an empty file; {fix}")
     if len(data) > LIMIT:
         raise StateError(f"spend book {where} is over {LIMIT >> 20} MiB; {fix}")
     try:
-        raw = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        raise StateError(f"spend book {where} is not JSON; {fix}") from None
+        raw = strictjson.loads(data)
+    except ValueError as exc:
+        raise StateError(f"spend book {where} is not JSON omg wrote ({exc}); {fix}") from None
     if not isinstance(raw, Mapping) or raw.get("scope") != scope:
         raise StateError(f"spend book {where} is not the book of {scope}; {fix}")
     entries = raw.get("entries")
@@ -69,7 +87,6 @@ def parse(data: bytes, scope: str, where: str) -> Book:
             and isinstance(e.get("node"), str)
             and isinstance(e.get("usd"), int | float)
             and not isinstance(e.get("usd"), bool)
-            and math.isfinite(e["usd"])
             and e["usd"] >= 0
             and isinstance(e.get("settled"), bool)
             and isinstance(e.get("at"), str)
@@ -82,11 +99,14 @@ def parse(data: bytes, scope: str, where: str) -> Book:
             "settled": e["settled"],
             "at": e["at"],
         }
-    return {"scope": scope, "entries": out}
+    book: Book = {"scope": scope, "entries": out}
+    if not math.isfinite(spent(book)):
+        raise StateError(f"spend book {where}: its amounts add up past any number; {fix}")
+    return book
 
 
 def dumps(book: Book) -> bytes:
-    return (json.dumps(book, sort_keys=True, indent=1) + "\n").encode()
+    return (json.dumps(book, sort_keys=True, indent=1, allow_nan=False) + "\n").encode()
 
 
 def spent(book: Book) -> float:
@@ -96,6 +116,7 @@ def spent(book: Book) -> float:
 
 def reserve(book: Book, key: str, run: str, node: str, usd: float, at: str) -> Book:
     """``book`` with execution ``key`` reserved at ``usd``."""
+    _finite(usd)
     if len(book["entries"]) >= MAX_ENTRIES:
         raise StateError(f"spend book {book['scope']} holds {MAX_ENTRIES} executions already")
     entry: Entry = {"run": run, "node": node, "usd": usd, "settled": False, "at": at}
@@ -105,6 +126,8 @@ def reserve(book: Book, key: str, run: str, node: str, usd: float, at: str) -> B
 def settle(book: Book, key: str, usd: float | None) -> Book:
     """``book`` with execution ``key`` settled at ``usd`` (None: unknown — its reservation
     stands); a key it does not hold is left out (nothing to settle)."""
+    if usd is not None:
+        _finite(usd)
     held = book["entries"].get(key)
     if held is None:
         return book
@@ -117,3 +140,9 @@ def release(book: Book, key: str) -> Book:
     """``book`` without execution ``key`` (a reservation whose execution never started)."""
     entries = {k: v for k, v in book["entries"].items() if k != key}
     return {"scope": book["scope"], "entries": entries}
+
+
+def _finite(usd: float) -> None:
+    """No amount past any number goes into a book (it would read back as damaged)."""
+    if not math.isfinite(usd):
+        raise StateError(f"an execution's cost of {usd} cannot be booked: it is no amount")

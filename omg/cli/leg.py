@@ -303,16 +303,21 @@ class Job(CiJob):
         """A scheduled job: continue each run whose wait is over — paused for a provider's
         limit (from its conservative earliest retry on: a limit still in force pauses it
         again, so the schedule polls) or at a day's spend cap (from the next UTC day)."""
-        from omg.leg.wait import ended
+        from omg.leg.wait import sort_out
 
-        now = datetime.now(UTC)
         waits = self.runs.waits()
-        due = sorted(rid for rid, data in waits.items() if ended(data, now))
-        if not due:
-            return self.skip(
-                f"no run waits to be continued now ({len(waits)} waiting)", quiet=False
+        due, damaged = sort_out(waits, datetime.now(UTC))
+        for rid, why in damaged.items():  # named and skipped: damage lets no run go early
+            say(
+                f"omg: the wait of run {rid!r} was skipped: refs/omg/waits/{rid} on "
+                f"{self.args.push} is damaged ({why}); the other runs go on. Remove it with "
+                f"`git push {self.args.push} :refs/omg/waits/{rid}`; `omg resume` or "
+                "`/omg retry` continues its run at once"
             )
-        code = 0
+        code = 1 if damaged else 0
+        if not due:
+            waiting = f"no run waits to be continued now ({len(waits)} waiting)"
+            return max(code, self.skip(waiting, quiet=False))
         for rid in due:  # one leg each, one after the other
             try:
                 code = max(code, self.continue_waiting(rid))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from omg import strictjson
 from omg.cli import ledger
 from omg.cli.next import next_step
 from omg.errors import Hint, OmgError, StateError
@@ -57,9 +58,10 @@ def next_line(state: State, derived: str) -> str:
     return text
 
 
-def _load(rundir: RunDir) -> State:
-    """The run as its whole record says (verified), caught up with a killed leg's events."""
-    return load_run(rundir)[0]
+def _load(rundir: RunDir, *, contents: bool = True) -> State:
+    """The run as its whole record says (verified), caught up with a killed leg's events; the
+    listing of every run checks its artifacts' sizes, not their contents."""
+    return load_run(rundir, contents=contents)[0]
 
 
 def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
@@ -95,7 +97,7 @@ def _row(path: Path) -> tuple[str, str, str, str, str]:
     if not rundir.exists():  # a first leg killed before its first event: nothing to show
         return (name, "?", "never started", "0", "-")
     try:
-        state = _load(rundir)
+        state = _load(rundir, contents=False)
         derived = derive(state, rundir)
     except Damaged as exc:
         return (name, "?", f"damaged: {exc.where} (`omg status {name}` says how)", "?", "?")
@@ -122,7 +124,6 @@ def remote_derive(state: State) -> str:
 def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
     """``status --fetch REMOTE [RUN]``: the remote's run branches fetched into
     ``refs/remotes/`` (nothing else local changes), then listed, or one run's ledger."""
-    import json
 
     from omg.git.repo import open_repo
     from omg.github.env import git_tokens
@@ -143,7 +144,7 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
         ref = repo.remote_ref(remote, run_id)
         log = repo.read_run_log(run_id, ref=ref)
         try:
-            events: list[Event] = [json.loads(ln) for ln in log.splitlines() if ln.strip()]
+            events: list[Event] = [strictjson.line(ln) for ln in log.splitlines() if ln.strip()]
             state = fold(events)
             graph = graph_from_data(state["graph"])
         except (ValueError, KeyError, TypeError) as exc:
@@ -160,7 +161,7 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
     for rid in runs:
         try:
             text = repo.read_run_file(rid, "state.json", ref=repo.remote_ref(remote, rid))
-            state = json.loads(text)
+            state = strictjson.loads(text)
             rows.append(
                 (
                     rid,

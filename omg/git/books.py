@@ -7,27 +7,43 @@ from __future__ import annotations
 import pygit2
 from pygit2.enums import FileMode
 
+from omg.errors import Unreadable
 from omg.git.names import head
 
-#: Bytes read back at most; a longer file is returned cut to nothing (the caller refuses it).
+#: Bytes read back at most; a longer file is not one omg wrote (Unreadable).
 LIMIT = 16 << 20
 
 
 def read(
     repo: pygit2.Repository, ref: str, name: str, limit: int = LIMIT
 ) -> tuple[str, bytes] | None:
-    """(commit, the file's bytes) at ``ref``; b"" when the commit holds no such file (or one
-    longer than ``limit``); None when the ref does not exist."""
+    """(commit, the file's bytes) at ``ref``; None when the ref does not exist. A ref whose
+    commit holds no file ``name`` omg can read — none, a directory, a submodule, one longer
+    than ``limit`` — is Unreadable (damage is never read as an empty record)."""
     sha = head(repo, ref)
     if sha is None:
         return None
     try:
-        entry = repo[sha].peel(pygit2.Commit).tree[name]
-        blob = repo[entry.id]
+        tree = repo[sha].peel(pygit2.Commit).tree
     except (KeyError, ValueError, pygit2.GitError):
-        return sha, b""
-    if not isinstance(blob, pygit2.Blob) or blob.size > limit:
-        return sha, b""
+        raise Unreadable(ref, sha, "points at no commit") from None
+    try:
+        entry = tree[name]
+    except KeyError:
+        raise Unreadable(ref, sha, f"holds no {name}") from None
+    if entry.filemode == FileMode.COMMIT:
+        raise Unreadable(ref, sha, f"holds {name} as a submodule, not a file")
+    if entry.filemode == FileMode.TREE:
+        raise Unreadable(ref, sha, f"holds {name} as a directory, not a file")
+    if entry.filemode == FileMode.LINK:
+        raise Unreadable(ref, sha, f"holds {name} as a symbolic link, not a file")
+    blob = repo.get(entry.id)
+    if not isinstance(blob, pygit2.Blob):
+        raise Unreadable(ref, sha, f"holds a {name} whose content is missing")
+    if blob.size > limit:
+        raise Unreadable(
+            ref, sha, f"holds a {name} of {blob.size:,} bytes, past the {limit:,} omg reads"
+        )
     return sha, blob.data
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 import pygit2
 
 from omg.dotomg import NAME, ensure_ignored
-from omg.errors import GitError, MovedOn
+from omg.errors import GitError, MovedOn, Unreadable
 from omg.git import books, locks, notes, runbranch, worktrees
 from omg.git import lease as leases
 from omg.git import remote as remotes
@@ -19,6 +19,7 @@ from omg.git.edge import translated
 from omg.git.identity import signature
 from omg.git.names import (
     HEADS,
+    LEASES,
     base_ref,
     fanout_ref,
     fanout_refspec,
@@ -186,6 +187,14 @@ class RunRepo:
     def fetch(self, remote: str, refspecs: list[str]) -> None:
         """Fetch refspecs into ``refs/remotes/<remote>/``; local branches are never written."""
         with self._lock, translated(f"fetching from {remote}", _FIX):
+            tracking = remotes.tracking_name(self._repo, remote)
+            for src in (spec.partition(":")[0] for spec in refspecs):
+                if src.startswith(LEASES):  # a lease deleted there is read from no old copy
+                    stale = self._repo.references.get(
+                        lease_tracking(tracking, src.removeprefix(LEASES))
+                    )
+                    if stale is not None:
+                        stale.delete()
             remotes.fetch(self._repo, remote, refspecs, self._tokens)
 
     def fetch_commit(self, remote: str, sha: str, ref: str) -> bool:
@@ -469,17 +478,22 @@ class RunRepo:
             )  # fmt: skip
             remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
 
-    def waits(self, remote: str) -> dict[str, bytes]:
-        """Every wait ``remote`` holds now: run id → ``wait.json``."""
+    def waits(self, remote: str) -> dict[str, bytes | Unreadable]:
+        """Every wait ``remote`` holds now: run id → ``wait.json``, or why it holds none omg
+        can read."""
         with self._lock, translated("fetching the runs that wait", _FIX):
             prefix = waits_tracking(remotes.tracking_name(self._repo, remote))
             for name in [r for r in self._repo.references if r.startswith(prefix)]:
                 self._repo.references.delete(name)  # a wait that is over is gone here too
             spec = f"{wait_ref('x')[:-1]}*:{prefix}*"
             remotes.fetch(self._repo, remote, [spec], self._tokens)
-            out = {}
+            out: dict[str, bytes | Unreadable] = {}
             for rid in self._refs_under(prefix):
-                got = books.read(self._repo, prefix + rid, "wait.json")
+                try:
+                    got = books.read(self._repo, prefix + rid, "wait.json")
+                except Unreadable as exc:
+                    out[rid] = exc
+                    continue
                 out[rid] = got[1] if got is not None else b""
             return out
 

@@ -21,7 +21,7 @@ from omg.runners import Invocation, Output, Runner
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
 from omg.spend import Spend, summed
-from omg.state import NO_RECORD
+from omg.state import NO_RECORD, State
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
@@ -112,22 +112,25 @@ class Renderer:
             path = self.ctx.rundir.feedback(tok.ref)
             return path.read_text(encoding="utf-8") if path.exists() else ""
         path = self.ctx.rundir.artifact(tok.ref)
-        if not path.exists() and self._passed(tok.ref):  # an empty reply is no file
+        passed = self._passed(tok.ref)
+        if not path.exists() and passed == 0:  # an empty reply is no file
             if tok.inline:
                 return ""
             self.ctx.rundir.write_empty(path)  # a path to read: made when one is asked for
         if not path.exists():
-            raise ResolveError(
-                f"cannot resolve {tok.text}: artifact not available "
-                f"(node {tok.ref!r} has not passed)"
-            )
+            why = f"node {tok.ref!r} has not passed" if passed is None else f"{path} is missing"
+            raise ResolveError(f"cannot resolve {tok.text}: artifact not available ({why})")
         return path.read_text(encoding="utf-8") if tok.inline else str(path.resolve())
 
-    def _passed(self, node_id: str) -> bool:
-        return bool(
-            self.ctx.recorder.read(lambda st: st["nodes"].get(node_id, NO_RECORD)["verdict"])
-            == "PASS"
-        )
+    def _passed(self, node_id: str) -> int | None:
+        """The size of the reply ``node_id`` passed with (0 for a run recorded before sizes
+        were kept); None when it has not passed."""
+
+        def size(st: State) -> int | None:
+            rec = st["nodes"].get(node_id, NO_RECORD)
+            return rec.get("artifact", {"bytes": 0})["bytes"] if rec["verdict"] == "PASS" else None
+
+        return self.ctx.recorder.read(size)
 
     def text(self, text: str) -> str:
         return render(text, self.resolve)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from omg import spendbook
-from omg.errors import MovedOn, OmgError
+from omg.errors import MovedOn, OmgError, StateError, Unreadable
 from omg.kinds import CapScope
 from omg.records import CappedRecord, LegRecord
 
@@ -104,16 +104,21 @@ class CapGuard:
             except OmgError as exc:
                 self.warn(f"warning: the spend of {node_id} stays reserved in {book}: {exc}")
 
+    def check(self) -> None:
+        """Read every book that applies: one that cannot be read is refused (a StateError
+        naming its ref and the repair) before the leg records or runs anything."""
+        for _, book, _ in self.scopes():
+            self._read(book)
+
     def standing(self) -> list[CappedRecord]:
         """Each cap that applies, with what its scope has spent (for the report)."""
         out: list[CappedRecord] = []
         for scope, book, cap in self.scopes():
             try:
-                got = self.repo.book(self.remote, book)
+                _, parsed = self._read(book)
             except OmgError as exc:
                 self.warn(f"warning: could not read the spend book {book}: {exc}")
                 continue
-            parsed = spendbook.parse(got[1] if got else b"", book, book)
             out.append(
                 {
                     "node_id": "",
@@ -126,12 +131,26 @@ class CapGuard:
         return out
 
     # -- one book ----------------------------------------------------------------------------
+    def _read(self, book: str) -> tuple[str | None, spendbook.Book]:
+        """The book of scope ``book`` as it stands now and its commit (None: no book yet); a
+        StateError naming its ref and the repair when it cannot be read — never $0."""
+        from omg.git.names import spend_ref
+
+        ref = spend_ref(book)
+        where = ref if self.remote is None else f"{ref} on {self.remote}"
+        fix = spendbook.repair(ref, self.remote)
+        try:
+            got = self.repo.book(self.remote, book)
+        except Unreadable as exc:
+            raise StateError(f"spend book {where} {exc.problem}; {fix}") from None
+        if got is None:
+            return None, spendbook.empty(book)
+        return got[0], spendbook.parse(got[1], book, where, fix)
+
     def _reserve(self, book: str, key: str, node: str, usd: float, cap: float) -> float | None:
         """Reserve in ``book``; the book's spend when its cap is reached instead (None: held)."""
         for _ in range(TRIES):
-            got = self.repo.book(self.remote, book)
-            parent, data = got if got is not None else (None, b"")
-            current = spendbook.parse(data, book, book)
+            parent, current = self._read(book)
             spent = spendbook.spent(current)
             if spent >= cap + self.approved():
                 return spent
@@ -151,9 +170,8 @@ class CapGuard:
         self, book: str, change: Callable[[spendbook.Book], spendbook.Book], what: str
     ) -> None:
         for _ in range(TRIES):
-            got = self.repo.book(self.remote, book)
-            parent, data = got if got is not None else (None, b"")
-            new = change(spendbook.parse(data, book, book))
+            parent, current = self._read(book)
+            new = change(current)
             try:
                 self.repo.put_book(
                     self.remote, book, spendbook.dumps(new), f"{what} ({self.run_id})",

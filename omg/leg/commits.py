@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from omg import strictjson
 from omg.errors import GitError, MovedOn, OmgError, UsageError
 from omg.git import Checkout, RunRepo, open_repo
 from omg.git.names import note_ref, run_refspecs
@@ -278,12 +279,11 @@ class RunCommits:
         """The oldest run-branch commit whose state has seen event ``progress_seq`` (newer ones
         only add standing notes): the state a human judges at a pause, whatever refusals were
         recorded with it or on top of it."""
-        import json
 
         found = None
         for sha in self.repo.run_log(self.run_id):
             seq = int(
-                json.loads(self.repo.read_run_file(self.run_id, "state.json", ref=sha))["seq"]
+                strictjson.loads(self.repo.read_run_file(self.run_id, "state.json", ref=sha))["seq"]
             )
             if seq < progress_seq:
                 break
@@ -292,10 +292,9 @@ class RunCommits:
 
     def state_seq(self, ref: str) -> tuple[str, int] | None:
         """(run id, seq) of the state committed at ``ref``; None when ``ref`` is no such commit."""
-        import json
 
         try:
-            data = json.loads(self.repo.read_run_file(self.run_id, "state.json", ref=ref))
+            data = strictjson.loads(self.repo.read_run_file(self.run_id, "state.json", ref=ref))
         except (GitError, ValueError):
             return None
         return str(data.get("run_id", "")), int(data.get("seq", 0))
@@ -458,11 +457,10 @@ def fetch_run(
 
 def _behind(run_dir: Path, repo: RunRepo, run_id: str) -> bool:
     """The local run directory holds fewer events than the run branch."""
-    import json
 
     try:
         local = RunDir(run_dir).read_state()
-        branch = json.loads(repo.read_run_file(run_id, "state.json"))
+        branch = strictjson.loads(repo.read_run_file(run_id, "state.json"))
     except (GitError, ValueError):
         return True
     return int(branch.get("seq", 0)) > local["seq"]

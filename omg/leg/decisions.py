@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from omg.errors import Hint, StateError
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.records import ArtifactRecord
 from omg.state import NO_RECORD, State
+from omg.state.artifacts import digest
 from omg.state.events import EventKind
 from omg.state.recorder import Recorder
 
@@ -95,13 +97,14 @@ def deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
         target = d.gate[: -len(EXHAUSTED_GATE_SUFFIX)]
         rnd = int(rec.state["nodes"].get(target, NO_RECORD).get("round", 0))
     why = f": {d.reason}" if d.reason else ""
+    artifact: ArtifactRecord | None = None  # a gate has no reply; an accepted loop's is kept
     if d.approve and target != d.gate:
         # Accepting an exhausted loop's work as it stands: its last reply becomes the artifact,
         # so dependants can use {{ artifacts.<declarer> }} like any passed node's.
         rd = rec.rundir
         last = rd.failed(target)
         reply = last.read_text(encoding="utf-8") if last.exists() else ""
-        rd.write_payload(rd.artifact(target), reply)
+        artifact = digest(rd.write_payload(rd.artifact(target), reply))
         rd.remove_payload(last)
     if d.approve:
         rec.emit(
@@ -112,6 +115,7 @@ def deliver(rec: Recorder, graph: Graph, d: Decision) -> None:
             round=rnd or None,
             cost_usd=0.0,
             detail=f"gate approved by {d.by}{why}",
+            artifact=artifact,
         )
     else:
         rec.emit(

@@ -4,10 +4,9 @@ gate, or end the run)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from omg import matrix
+from omg import matrix, strictjson
 from omg.errors import GitError, OmgError
 from omg.git import RunRepo
 from omg.graph.model import Graph
@@ -120,7 +119,7 @@ def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> Non
 
 def _events(repo: RunRepo, run_id: str, sha: str) -> list[Event]:
     text = repo.read_run_log(run_id, ref=sha)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [strictjson.line(line) for line in text.splitlines() if line.strip()]
 
 
 def _foreign(events: list[Event], base_seq: int, nodes: tuple[str, ...]) -> str:

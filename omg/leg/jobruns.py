@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omg.errors import StateError, UsageError
+from omg.errors import OmgError, StateError, Unreadable, UsageError
 from omg.leg.run import Run, open_run
 from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
@@ -109,7 +109,7 @@ class JobRuns:
             load_run(RunDir(rundir))
         return found
 
-    def waits(self) -> dict[str, bytes]:
+    def waits(self) -> dict[str, bytes | Unreadable]:
         """Every run the remote records as waiting (a provider's limit, a day's spend cap):
         run id → its ``wait.json``."""
         from omg.git import open_repo

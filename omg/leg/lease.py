@@ -20,8 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from omg.errors import GitError, Held, Hint, MovedOn
+from omg import strictjson
+from omg.errors import GitError, Held, Hint, MovedOn, StateError, Unreadable
 from omg.git import RunRepo
+from omg.git.lease import FILE
 from omg.git.names import lease_ref, lease_tracking
 from omg.runners.process import reap_run
 from omg.state.store import Process, alive, this_process
@@ -60,17 +62,19 @@ class Holder:
 
 @dataclass(frozen=True)
 class Claim:
-    """A lease as read from the remote (``holder`` None: not a lease this omg can read)."""
+    """A lease as read from the remote (``holder`` None: not a lease this omg can read, and
+    ``damage`` says why)."""
 
     commit: str
     holder: Holder | None
     renewed: float
     expires: float
     released: bool
+    damage: str = ""
 
 
-#: How a lease stands for a leg that wants the run: only "live" refuses it.
-Standing = Literal["free", "released", "expired", "dead", "unreadable", "live"]
+#: How a lease stands for a leg that wants the run: "live" and "damaged" refuse it.
+Standing = Literal["free", "released", "expired", "dead", "future", "damaged", "live"]
 
 
 def standing(
@@ -82,8 +86,10 @@ def standing(
     """Whether a leg may take the lease ``claim`` at ``now`` (its own clock), and why."""
     if claim is None:
         return "free"
-    if claim.holder is None or claim.renewed > now + times.skew_s:
-        return "unreadable"  # garbage, or renewed in the future: nothing to honour
+    if claim.holder is None:
+        return "damaged"  # a lock omg cannot read may be held: never taken for free
+    if claim.renewed > now + times.skew_s:
+        return "future"  # renewed in the future: not believed, so none blocks for ever
     if claim.released:
         return "released"
     if now > lapses(claim, times):
@@ -148,34 +154,43 @@ _NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 def decode(commit: str, data: bytes, run_id: str) -> Claim:
     """The claim in ``lease.json`` as read from a remote: anything but a well-formed lease of
-    this run has no holder. Names are made inert (they reach messages and comments)."""
+    this run has no holder, and says why. Names are made inert (they reach messages and
+    comments)."""
     try:
-        rec = json.loads(data)
+        rec = strictjson.loads(data)
         h = rec["holder"]
-        if rec["schema"] != SCHEMA or rec["run_id"] != run_id:
-            raise ValueError("another run's or another version's lease")
+        if rec["schema"] != SCHEMA:
+            raise ValueError(f"its schema is not {SCHEMA} (another omg version wrote it?)")
+        if rec["run_id"] != run_id:
+            raise ValueError(f"the lease of run {_NAME.sub('?', str(rec['run_id']))[:100]!r}")
         proc = Process(
             _NAME.sub("?", str(h["host"]))[:64],
             _NAME.sub("?", str(h["machine"]))[:64],
-            int(h["pid"]),
-            int(h["started"]),
+            _whole(h["pid"], "pid", 1, (1 << 31) - 1),
+            _whole(h["started"], "started", 0, strictjson.MAX_INT),
         )
         mark = str(h["mark"])
         holder = Holder(
             proc,
-            int(h["leg"]),
+            _whole(h["leg"], "leg", 1, strictjson.MAX_INT),
             mark if re.fullmatch(rf"{re.escape(run_id)}@[0-9a-f]{{12}}", mark) else "",
             _NAME.sub("?", str(h["token"]))[:64],
         )
         renewed, expires = _time(rec["renewed_at"]), _time(rec["expires_at"])
         return Claim(commit, holder, renewed, expires, rec["released"] is True)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return Claim(commit, None, 0.0, 0.0, False)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        why = f"no {exc} field" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
+        return Claim(
+            commit, None, 0.0, 0.0, False, damage=f"{FILE} is not a lease omg wrote: {why}"
+        )
 
 
 def claim_on(repo: RunRepo, remote: str, run_id: str) -> Claim | None:
     """The lease as last fetched from ``remote`` (``commits.run_refspecs`` fetches it)."""
-    found = repo.lease(remote, run_id)
+    try:
+        found = repo.lease(remote, run_id)
+    except Unreadable as exc:
+        return Claim(exc.commit, None, 0.0, 0.0, False, damage=f"it {exc.problem}")
     return None if found is None else decode(found[0], found[1], run_id)
 
 
@@ -197,6 +212,18 @@ def live_elsewhere(root: Path, run_id: str, now: float | None = None) -> str:
                 claim.expires
             )
     return ""
+
+
+def damaged(run_id: str, claim: Claim, remote: str) -> StateError:
+    """Exit 3: the lease cannot be read, so no leg may take the run until a person repairs it."""
+    ref = lease_ref(run_id)
+    return StateError(
+        f"run {run_id!r}: its lease {ref} on {remote} is damaged ({claim.damage[:200]}). A "
+        "lease is a lock and this one cannot say whether a leg holds the run, so nothing ran "
+        "here. Once no leg of the run is running (its workflow runs have ended), delete the "
+        f"lease with `git push {remote} :{ref}` and run this command again: the next leg takes "
+        "a fresh one"
+    )
 
 
 def refusal(run_id: str, claim: Claim, remote: str, times: Times = Times()) -> Held:
@@ -268,9 +295,7 @@ class LegLease:
         claim = claim_on(repo, remote, run_id)
         now = clock()
         why = standing(claim, now, times)
-        if why == "live":
-            assert claim is not None
-            raise refusal(run_id, claim, remote, times)
+        refuse(run_id, claim, why, remote, times)
         if claim is not None and claim.holder is not None and why in ("expired", "dead"):
             h = claim.holder
             warn(
@@ -391,19 +416,35 @@ def check(repo: RunRepo, remote: str, run_id: str, times: Times = Times()) -> No
     """For a leg that fetched the run but will not push: refuse while a live leg holds it, as
     running its nodes here too would run them twice."""
     claim = claim_on(repo, remote, run_id)
-    if standing(claim, time.time(), times) == "live":
-        assert claim is not None
+    refuse(run_id, claim, standing(claim, time.time(), times), remote, times)
+
+
+def refuse(run_id: str, claim: Claim | None, why: Standing, remote: str, times: Times) -> None:
+    """Raise when the lease's standing ``why`` refuses a leg: a live holder (Held) or a lease
+    omg cannot read (a StateError: a person repairs it)."""
+    if claim is not None and why == "live":
         raise refusal(run_id, claim, remote, times)
+    if claim is not None and why == "damaged":
+        raise damaged(run_id, claim, remote)
 
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _whole(value: object, name: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"its {name} is not a whole number from {low} to {high}")
+    return value
+
+
 def _time(text: object) -> float:
-    if not isinstance(text, str):
-        raise ValueError("not a time")
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    try:
+        if isinstance(text, str):
+            return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        pass  # its words are not repeated: what a lease says reaches messages only made inert
+    raise ValueError("its renewed_at or expires_at is no time")
 
 
 def _shown(t: float) -> str:

@@ -19,6 +19,7 @@ from omg.leg.caps import CapGuard, SpendCaps
 from omg.records import CappedRecord, WaitRecord
 from omg.schedule import LegResult
 from omg.state import NO_RECORD, State
+from omg.state.artifacts import digest
 from omg.state.events import Event, EventFields
 
 #: Why the loop stopped launching: a halting failure, a gate, the leg's budget, a provider's
@@ -270,7 +271,7 @@ class Leg:
         common = spent.copy()
         common["retries"] = res.retries or None
         if res.passed:
-            rd.write_payload(rd.artifact(res.node_id), res.reply)
+            written = rd.write_payload(rd.artifact(res.node_id), res.reply)
             rd.remove_payload(rd.failed(res.node_id))
             detail = res.detail or (f"feedback round {res.round}" if res.round else "")
             rec.emit(
@@ -279,6 +280,7 @@ class Leg:
                 verdict="PASS",
                 provenance=res.provenance,
                 detail=detail or None,
+                artifact=digest(written),  # a later leg tells an empty reply from a lost one
             )
             self._hook(res.node_id, "PASS", res.round)
             return

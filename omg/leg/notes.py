@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Required, cast
 
+from omg import strictjson
 from omg.errors import GitError, StateError
 from omg.state import State
 from omg.state.events import EventFields, EventKind
@@ -100,7 +101,7 @@ def on_branch(
 
 def parse(note_id: str, data: bytes) -> Note:
     """The note ``note_id`` holds; ValueError when it is not one omg could have written."""
-    event = json.loads(data)
+    event = strictjson.loads(data)
     if not isinstance(event, dict):
         raise ValueError("a note is a JSON object")
     kind = event.get("event")

@@ -24,6 +24,7 @@ from omg.leg.decisions import Decision, Guidance
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.mask import MASK, Masker
+from omg.records import PullRequestRecord
 from omg.runners import Runner, default_runners
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
 from omg.schedule import LegResult
@@ -324,6 +325,9 @@ def _run_leg(
                     f"run {rec.rundir.run_id!r} was superseded by head "
                     f"{rec.state.get('superseded_by', '?')[:12]}; nothing more runs on it"
                 )
+        guard = _cap_guard(graph, rec, env, opts, start.get("pull_request"))
+        if guard is not None and any(n.kind == "agent" for n in graph.nodes):
+            guard.check()  # a spend book that cannot be read: refused before anything is recorded
         judged = rec.ref()  # what the human looked at: the state before this leg's first event
         rec.emit("run_started", start)
         for ev in replay:
@@ -338,7 +342,7 @@ def _run_leg(
             ctx,
             opts,
             on_settled=None if commits is None else (lambda n, v, r: commits.settled(rec, n, v, r)),
-            guard=_cap_guard(graph, rec, env, opts),
+            guard=guard,
         )
         try:
             result = leg.run()
@@ -359,9 +363,12 @@ def _run_leg(
             commits.release_lease()
 
 
-def _cap_guard(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions) -> CapGuard | None:
+def _cap_guard(
+    graph: Graph, rec: Recorder, env: Environment, opts: LegOptions, pr: PullRequestRecord | None
+) -> CapGuard | None:
     """The spend caps this leg enforces (the leg's own, else the graph's), against the books
-    in git; a run kept outside git has no books, so its caps are warned about, not enforced."""
+    in git; a run kept outside git has no books, so its caps are warned about, not enforced.
+    ``pr``: the pull request the leg's run_started names (a first leg's), else the run's."""
     given = opts.caps or SpendCaps()  # the leg's own (the action's inputs) replace the graph's
     caps = SpendCaps(
         given.pr_usd if given.pr_usd is not None else graph.pr_budget_usd,
@@ -375,7 +382,7 @@ def _cap_guard(graph: Graph, rec: Recorder, env: Environment, opts: LegOptions) 
             "run is not (--no-commit), so they are not enforced"
         )
         return None
-    pr = rec.state.get("pull_request")
+    pr = pr or rec.state.get("pull_request")
     return CapGuard(
         repo=env.commits.repo,
         remote=env.commits.push_remote,

@@ -7,10 +7,11 @@ in force pauses it again — polling, which the resume workflow's schedule drive
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
+from omg import strictjson
+from omg.errors import Unreadable
 from omg.kinds import LimitKind
 from omg.records import LegRecord, WaitRecord
 from omg.runners.limits import Limit
@@ -54,13 +55,37 @@ def due(wait: WaitRecord, now: datetime) -> bool:
 
 def ended(data: bytes, now: datetime) -> bool:
     """Whether a recorded wait (``wait.json`` on ``refs/omg/waits/<run>``) is over at ``now``;
-    one omg cannot read holds nothing back (the leg finds out what the run needs)."""
+    a ValueError saying why when it is not a wait omg wrote (damage lets no run go early)."""
+    if not data:
+        raise ValueError("its wait.json is empty")
     try:
-        raw = json.loads(data)
-        bound = str(raw["not_before"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return True
-    return due({"node_id": "", "kind": "rate", "said": "", "resets": "", "not_before": bound}, now)
+        raw = strictjson.loads(data)
+    except ValueError as exc:
+        raise ValueError(f"its wait.json is not JSON omg wrote ({exc})") from None
+    bound = raw.get("not_before") if isinstance(raw, dict) else None
+    try:
+        at = datetime.strptime(str(bound), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise ValueError("its wait.json holds no not_before time") from None
+    return now >= at
+
+
+def sort_out(
+    found: Mapping[str, bytes | Unreadable], now: datetime
+) -> tuple[list[str], dict[str, str]]:
+    """The runs (by id) whose recorded wait is over at ``now``, and those whose wait omg cannot
+    read, each with why: those are named and skipped, the others go on."""
+    over: list[str] = []
+    damaged: dict[str, str] = {}
+    for rid, data in sorted(found.items()):
+        try:
+            if isinstance(data, Unreadable):
+                raise ValueError(f"it {data.problem}")
+            if ended(data, now):
+                over.append(rid)
+        except ValueError as exc:
+            damaged[rid] = str(exc)
+    return over, damaged
 
 
 def describe(wait: WaitRecord) -> str:

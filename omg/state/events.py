@@ -11,7 +11,14 @@ from typing import Literal, Required, get_args
 
 from omg.graphdata import GraphData
 from omg.kinds import Cause, LimitKind, Outcome, Provenance
-from omg.records import CappedRecord, CiRun, Fanout, PullRequestRecord, WaitRecord
+from omg.records import (
+    ArtifactRecord,
+    CappedRecord,
+    CiRun,
+    Fanout,
+    PullRequestRecord,
+    WaitRecord,
+)
 from omg.spend import SpendFields
 
 EventKind = Literal[
@@ -70,6 +77,7 @@ class EventFields(SpendFields, total=False):
     worktree: str  # a settled node's lane, its branch and head: restored exactly from them
     worktree_branch: str
     worktree_commit: str
+    artifact: ArtifactRecord | None  # node_passed: its reply file as written (size, sha256)
     pull_request: PullRequestRecord  # run_started (leg 1) on a pull request: the head it judges
     ci: CiRun  # run_started: the GitHub Actions run carrying the leg
     fanout: Fanout  # run_started of a fold: the wave it took in

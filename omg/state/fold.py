@@ -237,12 +237,15 @@ def _terminal(st: State, ev: Event, verdict: Verdict) -> None:
     rec["verdict"] = verdict
     plain["round"] = ev.get("round", 0)
     rec["attempts"] = rec.get("attempts", 0) + 1
-    keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged")
+    keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged", "artifact")
     fields: Mapping[str, object] = ev
     for key in (*keys, *LAST_REPORTED, "permission_denials", "cli_version"):
         if key in ev:
             plain[key] = fields[key]
-        elif key in ("provenance", "cause", "judged", "permission_denials") and key in rec:
+        elif (
+            key in ("provenance", "cause", "judged", "permission_denials", "artifact")
+            and key in rec
+        ):
             del plain[key]
     rec.pop("awaiting", None)
 

@@ -17,12 +17,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
 
+from omg import strictjson
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.mask import NOTHING as UNMASKED
 from omg.mask import Masker
 from omg.nodefile import on_disk
 from omg.records import State
+from omg.state import artifacts
 from omg.state.events import Event
 from omg.state.fold import EVENT_SCHEMA, STATE_SCHEMA
 from omg.state.verify import NOTHING, Damaged, Snapshot, events_fix, state_fix, torn, verify
@@ -43,7 +45,9 @@ PAYLOAD_DIRS = ("artifacts", "failed", "feedback", "sessions")
 LockProbe = Literal["free", "held"]
 
 
-_COMPACT = {"sort_keys": True, "ensure_ascii": False, "separators": (", ", ": ")}
+_COMPACT = {
+    "sort_keys": True, "ensure_ascii": False, "separators": (", ", ": "), "allow_nan": False,
+}  # fmt: skip
 #: Top-level maps written one entry per line, so a state diff shows one line per changed node.
 _LINE_PER_ENTRY = ("nodes", "gates", "worktrees")
 
@@ -346,8 +350,17 @@ class RunDir:
         per line keeps a concurrent reader from ever seeing half a line.
         """
         event = self.mask.record(event)
-        line = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode()
+        try:
+            line = json.dumps(
+                event, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
+        except ValueError:  # NaN or an infinity: no record holds one, so none is written
+            raise StateError(
+                f"a {event.get('event')} event would record {strictjson.unfit(event)} as a "
+                "number past any bound (NaN or Infinity), which no record holds; nothing was "
+                "written — an input it came from is damaged"
+            ) from None
+        data = (line + "\n").encode()
         if len(data) > MAX_LINE:  # never write a line read_events would refuse as damaged
             raise StateError(
                 f"a {event.get('event')} event would take {len(data):,} bytes, more than the "
@@ -424,8 +437,8 @@ class RunDir:
     def _parse_line(self, raw: bytes, n: int, path: Path) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:
-                ev = json.loads(raw)
-            except (ValueError, RecursionError):
+                ev = strictjson.line(raw)
+            except ValueError:
                 ev = None
             sound = isinstance(ev, dict) and ev.get("schema") == EVENT_SCHEMA
             if sound and "seq" in ev and "event" in ev:
@@ -440,9 +453,9 @@ class RunDir:
         if not raw.endswith(b"\n"):
             raise torn(path, n)
         try:
-            ev = json.loads(raw)
-        except (ValueError, RecursionError):
-            raise Damaged(path, n, "is not a JSON event: the stream is damaged", fix) from None
+            ev = strictjson.line(raw)
+        except ValueError as exc:
+            raise Damaged(path, n, f"is not a JSON event omg wrote ({exc})", fix) from None
         if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
             raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
         raise Damaged(
@@ -460,7 +473,7 @@ class RunDir:
         with self._open(STATE, fix) as fh:
             data = fh.read()
         try:
-            st = json.loads(data)
+            st = strictjson.loads(data)
         except UnicodeDecodeError as exc:
             at = data.count(b"\n", 0, exc.start) + 1
             raise Damaged(self.state_path, at, "is not valid JSON (not UTF-8 text)", fix) from None
@@ -469,10 +482,8 @@ class RunDir:
                 self.state_path, exc.lineno, f"is not valid JSON ({exc.msg}): the snapshot is "
                 "damaged", fix,
             ) from None  # fmt: skip
-        except RecursionError:
-            raise Damaged(
-                self.state_path, None, "is nested too deeply to be a state", fix
-            ) from None
+        except ValueError as exc:  # NaN, Infinity, a number past its range, nested too deep
+            raise Damaged(self.state_path, None, f"is not a state omg wrote: {exc}", fix) from None
         if not isinstance(st, dict) or "nodes" not in st:
             raise Damaged(self.state_path, None, "is not an omg state file (no nodes)", fix)
         if st.get("schema") != STATE_SCHEMA:
@@ -488,7 +499,14 @@ class RunDir:
 
     def write_state(self, state: State, touched: frozenset[str] | None = None) -> None:
         """Rewrite state.json atomically; ``touched`` names the records that changed."""
-        atomic_write(self.state_path, canonical_json(state, self._encoder, touched))
+        try:
+            text = canonical_json(state, self._encoder, touched)
+        except ValueError:  # a sum past any bound: no record holds one, so none is written
+            raise StateError(
+                f"{self.state_path} would record {strictjson.unfit(state)} as a number past "
+                "any bound (NaN or Infinity), which no record holds; it was not rewritten"
+            ) from None
+        atomic_write(self.state_path, text)
         self.changed(self.state_path)
 
     def checkpoint(self) -> None:
@@ -512,18 +530,21 @@ class RunDir:
             finally:
                 os.close(fd)
 
-    def write_payload(self, path: Path, text: str) -> None:
-        """Artifacts and payloads, written before the event that makes them count.
+    def write_payload(self, path: Path, text: str) -> bytes:
+        """Artifacts and payloads, written before the event that makes them count; the bytes
+        written (masked: what a node_passed's ``artifact`` digests).
 
         Not atomic and not fsync'd on purpose: a payload is only read after its node's
         event is recorded, and a leg killed before that event re-runs the node, rewriting it.
         """
         if not text:  # an empty payload is no file: nothing to write, commit or restore
             self.remove_payload(path)
-            return
+            return b""
+        data = self.mask.text(text).encode()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.mask.text(text), encoding="utf-8")
+        path.write_bytes(data)
         self.changed(path)
+        return data
 
     def write_empty(self, path: Path) -> None:
         """An empty payload's file, made only when a reader is given its path."""
@@ -585,9 +606,11 @@ def open_record(path: Path, fix: str) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def load_run(rundir: RunDir) -> tuple[State, int]:
+def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     """The run as its whole record says, verified before anything uses it: every line of
-    events.jsonl checked and folded in one pass, state.json compared with the fold at its seq.
+    events.jsonl checked and folded in one pass, state.json compared with the fold at its seq,
+    and each passed node's artifact file against the size and sha256 its record holds (its
+    size only, without ``contents``: the listing of every run).
 
     Returns that fold — state.json caught up with events a killed leg appended after its last
     snapshot — and the last seq. Any damage is a Damaged naming the file, the line and the fix.
@@ -617,6 +640,9 @@ def load_run(rundir: RunDir) -> tuple[State, int]:
                 rundir.log_path, None, f"folds to a state that is damaged: {problem}",
                 events_fix(rundir.path),
             )  # fmt: skip
+    damaged = artifacts.check(rundir.path, state, rundir.artifact, contents=contents)
+    if damaged is not None:
+        raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
     return state, last
 
 

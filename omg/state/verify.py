@@ -16,10 +16,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from omg import strictjson
 from omg.errors import StateError
 from omg.fastschema import Check, compile_schema
 from omg.records import State
@@ -37,8 +37,8 @@ _NODE_KINDS = frozenset(
     }
 )  # fmt: skip
 #: What the (pure) fold raises on an event whose fields are not what its kind promises.
-_FOLD_ERRORS = (LookupError, TypeError, ValueError, AttributeError, RecursionError)
-_SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # the C scanner takes one
+_FOLD_ERRORS = (LookupError, TypeError, ValueError, AttributeError, RecursionError, ArithmeticError)
+_SCAN = strictjson.scan_line
 _EVENT_SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "event.schema.json"
 
 
@@ -53,8 +53,11 @@ class Damaged(StateError):
 
     @property
     def where(self) -> str:
-        """The file's name and line, for a one-line listing."""
-        return self.path.name + (f" line {self.line}" if self.line is not None else "")
+        """The file's name (an artifact's with its directory) and line, for a one-line listing."""
+        name = self.path.name
+        if self.path.parent.name == "artifacts":
+            name = f"artifacts/{name}"
+        return name + (f" line {self.line}" if self.line is not None else "")
 
 
 def events_fix(run_dir: Path) -> str:
@@ -272,12 +275,16 @@ def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
     """A line the fast scan refused: the lenient parse (JSON allows spaces around a value),
     else a Damaged saying why it is not an event."""
     try:
-        ev = json.loads(line)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
+        ev = strictjson.line(line)
+    except json.JSONDecodeError:
         raise Damaged(
             path, n, "is not a JSON event: garbled, truncated, or written by hand",
             events_fix(_run_dir(path)),
         ) from None  # fmt: skip
+    except ValueError as exc:  # NaN, Infinity, a number past its range, nested too deep
+        raise Damaged(
+            path, n, f"is not a JSON event omg wrote: {exc}", events_fix(_run_dir(path))
+        ) from None
     if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
         fix = events_fix(_run_dir(path))
         raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)

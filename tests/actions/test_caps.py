@@ -1,10 +1,11 @@
 """Spend caps beyond one run and provider limits, as GitHub runs them: a per-PR cap across a
 superseded and a new run, `/omg approve-spend`, and a run paused for a session limit that the
-resume workflow's schedule continues once its wait is over."""
+resume workflow's schedule continues once its wait is over — a damaged wait named and skipped."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -146,32 +147,83 @@ def test_a_session_limit_pauses_with_next_wait_and_the_schedule_continues_it(
     assert "passed" in sticky(gh, 2)
 
 
-def test_the_schedule_clears_the_wait_of_a_superseded_run_and_names_a_foreign_one(
-    github: Make, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class Paused:
+    """A pull request's run paused at a session limit, its wait on origin over at once."""
+
+    gh: Repo
+    claude: ScriptedClaude
+    extra: dict[str, str]
+    rid: str
+    head: str  # the pull request's head it judges
+
+
+def _paused_for_a_limit(github: Make, tmp_path: Path) -> Paused:
     claude = ScriptedClaude(tmp_path / "claude")
     claude.replies([SESSION_LIMIT, {"result": "DONE", "cost": 0.02}])
     extra = {"OMG_CLAUDE_BIN": str(claude.bin), "OMG_LIMIT_WAIT": "0"}
     gh = github(LIMITED)
-    old = gh.push_pr(2, {"code.txt": "v1\n"})
+    head = gh.push_pr(2, {"code.txt": "v1\n"})
     first = gh.run("pull_request", gh.pr_event("opened", 2), extra=extra)
     assert first.outputs["next"] == "wait", first.stderr
+    return Paused(gh, claude, extra, first.outputs["run-id"], head)
+
+
+def test_the_schedule_clears_the_wait_of_a_superseded_run_and_names_a_foreign_one(
+    github: Make, tmp_path: Path
+) -> None:
+    paused = _paused_for_a_limit(github, tmp_path)
+    gh, claude, extra, old = paused.gh, paused.claude, paused.extra, paused.head
     gh.push_pr(2, {"code.txt": "v2\n"})
     second = gh.run("pull_request", gh.pr_event("synchronize", 2, before=old), extra=extra)
     assert second.outputs["status"] == "passed", second.stderr
-    assert waits(gh) == [first.outputs["run-id"]]  # superseded while it waited
-
-    origin = pygit2.Repository(str(gh.origin))
-    blob = origin.create_blob(b'{"not_before": "2000-01-01T00:00:00Z"}')
-    builder = origin.TreeBuilder()
-    builder.insert("wait.json", blob, pygit2.enums.FileMode.BLOB)
-    sig = pygit2.Signature("x", "x@example.com")
-    sha = origin.create_commit(None, sig, sig, "forged", builder.write(), [])
-    origin.references.create("refs/omg/waits/Not!A-run", sha)
+    assert waits(gh) == [paused.rid]  # superseded while it waited
+    _forge_wait(gh, "Not!A-run", b'{"not_before": "2000-01-01T00:00:00Z"}')
 
     job = gh.run("schedule", {"schedule": "*/15 * * * *"}, extra=extra)
     assert "Traceback" not in job.stderr
-    assert f"run {first.outputs['run-id']} is superseded: it waits for nothing" in job.stderr
+    assert f"run {paused.rid} is superseded: it waits for nothing" in job.stderr
     assert "the wait of run 'Not!A-run' was not continued" in job.stderr
     assert ":refs/omg/waits/Not!A-run" in job.stderr
     assert waits(gh) == ["Not!A-run"] and len(claude.calls()) == 2
+
+
+def _forge_wait(gh: Repo, rid: str, data: bytes | None) -> None:
+    """A wait on origin as a hand with push access might leave it (None: a directory)."""
+    origin = pygit2.Repository(str(gh.origin))
+    builder = origin.TreeBuilder()
+    if data is None:
+        inner = origin.TreeBuilder()
+        inner.insert("x", origin.create_blob(b"{}"), pygit2.enums.FileMode.BLOB)
+        builder.insert("wait.json", inner.write(), pygit2.enums.FileMode.TREE)
+    else:
+        builder.insert("wait.json", origin.create_blob(data), pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature("x", "x@example.com")
+    sha = origin.create_commit(None, sig, sig, "forged", builder.write(), [])
+    origin.references.create(f"refs/omg/waits/{rid}", sha)
+
+
+def test_a_damaged_wait_is_named_and_skipped_and_the_schedule_continues_the_others(
+    github: Make, tmp_path: Path
+) -> None:
+    paused = _paused_for_a_limit(github, tmp_path)
+    gh, claude, extra, rid = paused.gh, paused.claude, paused.extra, paused.rid
+    # waits that sort before the real one: nested past what Python recurses into, a number
+    # past any bound, and a directory where wait.json belongs
+    _forge_wait(gh, "a-nested", b"[" * 100_000 + b"]" * 100_000)
+    _forge_wait(gh, "b-infinite", b'{"not_before": 1e999}')
+    _forge_wait(gh, "c-directory", None)
+
+    job = gh.run("schedule", {"schedule": "*/15 * * * *"}, extra=extra)
+    assert job.rc == 1 and "Traceback" not in job.stderr, job.stderr
+    said = " ".join(job.stderr.split())
+    for name, why in [
+        ("a-nested", "its wait.json is not JSON omg wrote (it is nested too deeply for any"),
+        ("b-infinite", "its wait.json is not JSON omg wrote (the number 1e999 is past a float"),
+        ("c-directory", "it holds wait.json as a directory, not a file"),
+    ]:
+        assert f"the wait of run '{name}' was skipped: refs/omg/waits/{name} on" in said, said
+        assert f"is damaged ({why}" in said and f":refs/omg/waits/{name}`" in said
+    assert job.outputs["status"] == "passed" and job.outputs["run-id"] == rid
+    assert gh.run_state(rid)["status"] == "passed" and len(claude.calls()) == 2
+    assert waits(gh) == ["a-nested", "b-infinite", "c-directory"]  # named, never removed

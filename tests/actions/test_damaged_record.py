@@ -1,5 +1,6 @@
-"""A run branch whose record was damaged (a line dropped, a verdict flipped): every `omg leg`
-that fetches it refuses at once — exit 3, the file and the line — runs nothing, pushes nothing."""
+"""A run branch whose record was damaged (a line dropped, a verdict flipped), or a lease omg
+cannot read: every `omg leg` that fetches it refuses at once — exit 3, naming the file and line
+or the ref, and the fix — runs nothing, pushes nothing."""
 
 from __future__ import annotations
 
@@ -72,3 +73,43 @@ def test_every_leg_on_a_damaged_run_branch_refuses_before_running(
     ref = f"refs/heads/omg/runs/{rid}"
     assert str(pygit2.Repository(str(gh.origin)).references[ref].target) == head, "pushed"
     assert gh.run_file(rid, "events.jsonl") == events
+
+
+GATED = """\
+name: pr
+nodes:
+  - id: a
+    run: echo a
+  - id: ok
+    type: gate
+    depends_on: [a]
+  - id: b
+    depends_on: [ok]
+    run: echo b > b-ran.txt
+"""
+
+
+def test_a_damaged_lease_refuses_the_comment_leg_naming_its_ref_and_nothing_runs(
+    github: Make,
+) -> None:
+    gh = github(GATED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert first.outputs["status"] == "paused", first.stderr
+    rid = first.outputs["run-id"]
+    ref = f"refs/omg/lease/{rid}"
+    origin = pygit2.Repository(str(gh.origin))
+    last = origin.revparse_single(ref).peel(pygit2.Commit)
+    lease = origin[last.tree["lease.json"].id].data
+    damaged = lease.replace(b'"pid": ', b'"pid": 1e999, "was": ')  # a number past any bound
+    gh.commit(ref, {"lease.json": damaged.decode()}, parent=str(last.id))
+    head = gh.run_head(rid)
+
+    job = gh.run("issue_comment", gh.comment_event(2, "/omg approve ok", "octocat", "MEMBER"))
+    assert job.rc == 3, job.stderr
+    said = " ".join(job.stderr.split())
+    assert "Traceback" not in said and "unexpected error" not in said
+    assert f"its lease {ref} on origin is damaged" in said, said
+    assert f"`git push origin :{ref}`" in said
+    assert not list(job.clone.rglob("b-ran.txt")), "a node ran under a lease omg cannot read"
+    assert gh.run_head(rid) == head  # nothing pushed

@@ -9,7 +9,7 @@ import pygit2
 import pytest
 from gitkit import UserCheckout, clone, git, make_run_dir, runner
 
-from omg.errors import GitError, MovedOn
+from omg.errors import GitError, MovedOn, Unreadable
 from omg.git import RunRepo
 from omg.git.names import run_refspecs
 
@@ -42,19 +42,23 @@ def test_the_lease_is_a_chain_of_fast_forwards_and_two_writers_settle_by_compare
     assert history.split("\n")[:3] == [f"{won} {renewed}", f"{renewed} {first}", first]
 
 
-def test_a_lease_commit_without_a_lease_file_reads_as_empty(
+def test_a_lease_commit_without_a_lease_file_is_unreadable_until_deleted_there(
     run_repo: RunRepo, user: UserCheckout, origin: str
 ) -> None:
-    """What an attacker (or another tool) may push there is read as no lease omg wrote."""
+    """What an attacker (or another tool) may push there is never read as an empty lease; once
+    deleted on the remote, no old copy of it is read here."""
     tree = user.repo.TreeBuilder().write()
     sig = pygit2.Signature("x", "x@example.com")
     junk = user.repo.create_commit(None, sig, sig, "not a lease", tree, [])
     user.repo.references.create(LEASE, junk)
     run_repo.push("origin", [f"{LEASE}:{LEASE}"])
     run_repo.fetch("origin", run_refspecs("r1", "origin"))
-    assert run_repo.lease("origin", "r1") == (str(junk), b"")
-    built = run_repo.put_lease("origin", "r1", b"{}\n", "on top", parent=str(junk))
-    assert run_repo.parents(built) == [str(junk)]
+    with pytest.raises(Unreadable, match=r"omg-lease/r1 holds no lease\.json") as caught:
+        run_repo.lease("origin", "r1")
+    assert (caught.value.commit, caught.value.problem) == (str(junk), "holds no lease.json")
+    pygit2.Repository(origin.removeprefix("file://")).references.delete(LEASE)  # the repair
+    run_repo.fetch("origin", run_refspecs("r1", "origin"))
+    assert run_repo.lease("origin", "r1") is None
 
 
 def test_how_a_local_run_branch_stands_to_its_remote(

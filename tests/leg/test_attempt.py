@@ -105,3 +105,30 @@ def test_a_quote_is_fenced_and_a_long_reply_cut_in_the_middle() -> None:
     assert "[… middle of the reply cut …]" in quoted
     assert quoted.index("A") < quoted.index("B")
     assert quote_attempt("x").split("`")[1] != fence, "a reply cannot forge the fence"
+
+
+def test_a_reply_file_deleted_while_the_leg_runs_is_never_read_as_an_empty_reply(
+    tmp_path: Path,
+) -> None:
+    graph = """\
+name: lost
+nodes:
+  - id: plan
+    prompt: plan it
+  - id: tidy
+    depends_on: [plan]
+    run: rm runs/r1/artifacts/plan.out
+  - id: build
+    depends_on: [tidy]
+    prompt: "build: {{ artifacts.plan | inline }}"
+"""
+    fake = FakeRunner({"plan": ["the plan"]})
+    ran = run_graph(tmp_path, graph, runners={"claude": fake})
+    assert ran.outcome == "failed"
+    assert fake.texts("build") == []  # never prompted with "build: " and nothing after it
+    build = ran.state()["nodes"]["build"]
+    assert build["cause"] == "run_error"
+    assert build["detail"] == (
+        "cannot resolve {{ artifacts.plan | inline }}: artifact not available "
+        f"({tmp_path / 'runs' / 'r1' / 'artifacts' / 'plan.out'} is missing)"
+    )

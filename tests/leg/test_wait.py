@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from omg.errors import Unreadable
 from omg.leg.caps import next_day
-from omg.leg.wait import due, ended, record
+from omg.leg.wait import due, ended, record, sort_out
 from omg.runners.limits import Limit
 
 NOON = datetime(2026, 12, 4, 12, 0, 0, tzinfo=UTC)
@@ -71,14 +72,41 @@ def _wait_ref(bound: str) -> bytes:
         # a day cap's wait, recorded on the 4th: held all day, over at the next UTC midnight
         (_wait_ref("2026-12-05T00:00:00Z"), datetime(2026, 12, 4, 23, 59, tzinfo=UTC), False),
         (_wait_ref("2026-12-05T00:00:00Z"), datetime(2026, 12, 5, 0, 0, tzinfo=UTC), True),
-        # a wait omg cannot read holds nothing back: the leg finds out what the run needs
-        (b"{not json", NOON, True),
-        (b'{"run_id": "r"}', NOON, True),
-        (_wait_ref("tomorrow"), NOON, True),
-        (b"\xff\xfe", NOON, True),
     ],
 )
-def test_a_recorded_wait_ends_at_its_bound_and_a_damaged_one_holds_nothing_back(
-    data: bytes, now: datetime, expected: bool
-) -> None:
+def test_a_recorded_wait_ends_at_its_bound(data: bytes, now: datetime, expected: bool) -> None:
     assert ended(data, now) is expected
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"", "empty"),
+        (b"{not json", "not JSON omg wrote"),
+        (b"\xff\xfe", "not JSON omg wrote"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply for any record"),
+        (b'{"not_before": NaN}', "NaN is not a number"),
+        (b'{"not_before": 1e999}', "past a float's range"),
+        (b'{"run_id": "r"}', "no not_before time"),
+        (b"[]", "no not_before time"),
+        (_wait_ref("tomorrow"), "no not_before time"),
+    ],
+)
+def test_a_damaged_wait_is_refused_saying_why_never_taken_as_over(data: bytes, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        ended(data, NOON)
+
+
+def test_the_runs_whose_wait_is_over_go_on_and_a_damaged_one_is_named_and_skipped() -> None:
+    found = {
+        "later": _wait_ref("2026-12-05T00:00:00Z"),
+        "due": _wait_ref("2026-12-04T00:00:00Z"),
+        "nested": b"[" * 100_000 + b"]" * 100_000,
+        "tree": Unreadable("refs/remotes/origin/omg-waits/tree", "c" * 40, "holds no wait.json"),
+    }
+    over, damaged = sort_out(found, NOON)
+    assert over == ["due"]
+    assert damaged == {
+        "nested": "its wait.json is not JSON omg wrote (it is nested too deeply for any record)",
+        "tree": "it holds no wait.json",
+    }

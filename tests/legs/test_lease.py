@@ -66,8 +66,9 @@ CASES = [
      _running, "expired"),
     ("claims to last until 9999, renewed just now", claim(NOW - 1, 253_402_300_000.0),
      _running, "live"),
-    ("renewed in the future", claim(NOW + 3600, NOW + 3900), _running, "unreadable"),
-    ("not a lease omg wrote", claim(0, 0, holder=None), _running, "unreadable"),
+    ("renewed in the future", claim(NOW + 3600, NOW + 3900), _running, "future"),
+    ("not a lease omg wrote: a lock that may be held", claim(0, 0, holder=None), _running,
+     "damaged"),
     ("this machine, its process is gone", claim(NOW - 1, NOW + 299, proc=HERE), _gone, "dead"),
     ("this machine, its process runs", claim(NOW - 1, NOW + 299, proc=HERE), _running, "live"),
     ("this machine, runs but silent past expiry", claim(NOW - 900, NOW - 600, proc=HERE),
@@ -97,9 +98,15 @@ def test_a_hostile_lease_is_read_inert() -> None:
     assert hostile.holder is not None
     assert re.fullmatch(r"[A-Za-z0-9._?-]+", hostile.holder.proc.host)
     assert hostile.holder.mark == ""
+    pid = f'"pid": {me.pid}'.encode()
     for broken in (b"", b"[]", b'{"schema": 1}', good.replace(b'"run_id": "r"', b'"run_id": "x"'),
-                   good.replace(b'"pid": ', b'"pid": "x'), b"\xff" * 10):  # fmt: skip
-        assert decode("c", broken, "r").holder is None, broken
+                   good.replace(b'"pid": ', b'"pid": "x'), b"\xff" * 10,
+                   good.replace(pid, b'"pid": 1e999'), good.replace(pid, b'"pid": NaN'),
+                   good.replace(pid, b'"pid": ' + b"9" * 400), good.replace(pid, b'"pid": -1'),
+                   b'{"holder": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"):  # fmt: skip
+        damaged = decode("c", broken, "r")
+        assert damaged.holder is None and damaged.damage, broken
+        assert standing(damaged, NOW, TIMES, _running) == "damaged"  # never taken for free
 
 
 # -- two checkouts of one run ------------------------------------------------------------------
@@ -372,3 +379,49 @@ def test_two_checkouts_racing_one_run_never_both_run_it(
     cache = getattr(request.config, "cache", None)
     if cache is not None:
         cache.set("omg/races_held", {"races": held, "losers": outcomes})
+
+
+def _damage_lease(bare: Path, run_id: str, form: str) -> None:
+    """Put a lease omg cannot read on the remote, on top of the one there (as a push could)."""
+    from pygit2.enums import FileMode
+
+    repo = pygit2.Repository(str(bare))
+    ref = f"refs/omg/lease/{run_id}"
+    last = repo.revparse_single(ref).peel(pygit2.Commit)
+    good = repo[last.tree["lease.json"].id].data
+    builder = repo.TreeBuilder()
+    if form == "a directory":
+        builder.insert("lease.json", last.tree.id, FileMode.TREE)
+    else:
+        deep = b'{"schema": 1, "run_id": "r", "holder": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+        data = re.sub(rb'"pid": [0-9]+', b'"pid": 1e999', good) if form == "pid 1e999" else deep
+        builder.insert("lease.json", repo.create_blob(data), FileMode.BLOB)
+    sig = pygit2.Signature("x", "x@example.com")
+    repo.references.create(
+        ref, repo.create_commit(None, sig, sig, "by hand", builder.write(), [last.id]), force=True
+    )
+
+
+@pytest.mark.parametrize("form", ["pid 1e999", "nested 50,000 deep", "a directory"])
+def test_a_damaged_lease_refuses_every_leg_naming_its_ref_until_deleted_there(
+    tmp_path: Path, form: str
+) -> None:
+    a, b, bare = _two_checkouts(tmp_path, GATED)
+    assert omg_in(a, "run", "g.yaml", "--run-id", "r", "--push", "origin").returncode == 4
+    _damage_lease(bare, "r", form)
+    approve = ("--approve", "gate")
+    for args in (("--push", "origin", *approve), approve):  # taking the run, or running it here
+        res = omg_in(b, "resume", "--fetch", "origin", "r", *args)
+        assert res.returncode == 3, res.stderr
+        said = " ".join(res.stderr.split())
+        assert "Traceback" not in said
+        assert "its lease refs/omg/lease/r on origin is damaged" in said, said
+        assert "nothing ran here" in said and "`git push origin :refs/omg/lease/r`" in said
+    assert log_lines(tmp_path) == ["first-a"]
+    assert omg_in(b, "status").returncode == 0  # the listing reads it without a crash
+
+    pygit2.Repository(str(bare)).references.delete("refs/omg/lease/r")  # the repair it names
+    res = omg_in(b, "resume", "--fetch", "origin", "r", "--push", "origin", *approve)
+    assert res.returncode == 0, res.stderr
+    assert log_lines(tmp_path) == ["first-a", "post-b"]
+    assert _lease_on(bare, "r").released

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from omg.errors import StateError
 from omg.mask import Masker
 from omg.state import empty_state, fold
 from omg.state.recorder import STATE_EVERY, Recorder
@@ -176,3 +177,16 @@ def test_threads_never_share_a_seq(rec: Recorder) -> None:
     for t in threads:
         t.join()
     assert [e["seq"] for e in lines(rec)] == list(range(1, 102))
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_no_number_past_any_bound_reaches_an_event_or_the_state(rec: Recorder, value: float):
+    log, snapshot = rec.rundir.events_path.read_bytes(), rec.rundir.state_path.read_bytes()
+    capped = {"node_id": "a", "scope": "day", "key": "k", "cap_usd": 1.0, "spent_usd": value}
+    with pytest.raises(StateError, match=r"record capped.spent_usd as a number past any bound"):
+        rec.emit("run_finished", outcome="paused", reason="spend_cap", capped=capped)  # type: ignore[typeddict-item]
+    assert rec.rundir.events_path.read_bytes() == log and rec.last_seq == 1  # nothing written
+    state = {**rec.state, "cost_usd": value}
+    with pytest.raises(StateError, match=r"would record cost_usd as a number past any bound"):
+        rec.rundir.write_state(state)  # type: ignore[arg-type]
+    assert rec.rundir.state_path.read_bytes() == snapshot
