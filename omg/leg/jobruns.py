@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omg.errors import OmgError, StateError, Unreadable, UsageError
+from omg.errors import StateError, Unreadable, UsageError
 from omg.leg.run import Run, open_run
 from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
