@@ -30,6 +30,7 @@ from omg.github.command import Command, Malformed, parse
 from omg.github.env import actions
 from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, Schedule, read_trigger
 from omg.github.markdown import code
+from omg.github.words import visible
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision, Guidance
@@ -281,9 +282,10 @@ class Job(CiJob):
                     f"refused-r{self.gh.run_id or time.time_ns()}",
                 )
                 raise StateError(f"decision refused: {why}")
-            if verdict == "reject" and not t.inputs.get("reason"):
+            if verdict == "reject" and not visible(t.inputs.get("reason", "")):
                 raise UsageError(
-                    "a reject needs the reason input: a rejection is recorded with why"
+                    "a reject needs the reason input: a rejection is recorded with why, in "
+                    "words that show"
                 )
             decision = Decision(
                 gate, verdict == "approve", self.gh.actor, t.inputs.get("reason", "")

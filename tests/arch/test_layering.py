@@ -98,6 +98,7 @@ PURE = (
     "leg/wait.py",
     "nodefile.py",
     "github/commitstatus.py",
+    "github/words.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
