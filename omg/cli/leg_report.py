@@ -6,23 +6,38 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.cli import exits
-from omg.cli.report import Links, Situation, annotation_lines, answer, comment, markdown, marker
+from omg.cli.report import (
+    Links,
+    Situation,
+    addressee,
+    annotation_lines,
+    answer,
+    comment,
+    markdown,
+    marker,
+)
 from omg.github import outputs
-from omg.github.client import GitHub
+from omg.github.client import GitHub, Quiet
 from omg.github.commitstatus import context, describe
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
 from omg.leg.run import Run, open_run
+from omg.mask import NOTHING, Masker
 from omg.state import State
 from omg.state.events import EventFields, EventKind
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs, not to report one
     from omg.leg.start import Environment, LegEnd
+
+
+#: The least time between two replies to one login that may not decide, on one pull request.
+QUIET = timedelta(minutes=10)
 
 
 def say(message: str) -> None:
@@ -57,6 +72,8 @@ class Reporting(ABC):
     default_branch: str
     findings: list[Finding]
     notes: list[str]
+    #: a commenter who may not decide: answered at most once every ``QUIET`` (``reply``)
+    quiet: str = ""
 
     @abstractmethod
     def environment(self, run_id: str, run: Run | None = None) -> Environment: ...
@@ -168,13 +185,29 @@ class Reporting(ABC):
                     if running
                     else f"{sit.status}; the omg comment above has the details"
                 )
-                said = f"run {code(run_id)}: {said}."
-                self.api.post_once(number, key, mask.text(answer(key, login, said)))
+                self.reply(number, key, login, f"run {code(run_id)}: {said}.", mask)
         finally:
             outputs.write_outputs(self.gh.output, values, mask=mask)
             outputs.write_summary(self.gh.summary, calls_table(self.api.calls))
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
         return exits.FAILED if sit.status == "failed" else exits.PASSED
+
+    def reply(
+        self, number: int, key: str, login: str, said: str, mask: Masker = NOTHING
+    ) -> bool:
+        """Answer a comment once (``key`` finds the answer again) — and a login that may not
+        decide (``quiet``) at most once every ``QUIET`` on the pull request, so a burst of its
+        comments costs one reply: the rest are logged, not answered (False)."""
+        quiet = None
+        if login == self.quiet:
+            quiet = Quiet(addressee(login), datetime.now(UTC) - QUIET)
+        body = mask.text(answer(key, login, said))
+        if self.api.post_once(number, key, body, quiet=quiet) is not None:
+            return True
+        minutes = int(QUIET.total_seconds() // 60)
+        self.notes.append(f"{login} was answered in the last {minutes} minutes; not again now")
+        say(f"omg: {self.notes[-1]}")
+        return False
 
     def show_status(self, head: str, graph_name: str, sit: Situation, *, leg: int = 0) -> None:
         """Set ``omg/<graph>`` on the judged head to what ``sit`` says, linking this leg's run."""

@@ -47,6 +47,15 @@ class IssueComment(TypedDict, total=False):
     id: int
     body: str | None
     user: User | None
+    created_at: str | None
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Post nothing when omg already posted a comment carrying ``tag`` at ``since`` or later."""
+
+    tag: str
+    since: datetime
 
 
 class WorkflowRun(TypedDict, total=False):
@@ -237,12 +246,7 @@ class GitHub:
         it — a node's output in another graph's report, say — is not it) and was posted by an
         app's bot, as every comment made with the job's token is. A person's comment is never
         taken for omg's, whatever it says: omg would edit it for them, or stay silent."""
-        found = (
-            c
-            for c in self.comments(number)
-            if (c.get("body") or "").startswith(marker) and _by_bot(c)
-        )
-        return next(found, None)
+        return _marked(self.comments(number), marker)
 
     def upsert_comment(self, number: int, marker: str, body: str) -> int:
         """The comment carrying ``marker`` updated to ``body``, or posted once; its id."""
@@ -258,13 +262,25 @@ class GitHub:
         path = f"/repos/{self.repo}/issues/comments/{comment_id}"
         self._ok(self.request("PATCH", path, {"body": body}), "updating the omg comment")
 
-    def post_once(self, number: int, marker: str, body: str) -> int:
+    def post_once(
+        self, number: int, marker: str, body: str, *, quiet: Quiet | None = None
+    ) -> int | None:
         """Post ``body`` (which carries ``marker``) unless a comment with the marker exists —
         looked for first, so a re-run of the job that posted it (GitHub's "Re-run job")
-        answers nothing twice; the comment's id either way."""
-        found = self.find_comment(number, marker)
+        answers nothing twice; the comment's id either way. With ``quiet``, nothing is posted
+        (None) while a comment of omg's carrying its tag is that recent."""
+        listed = self.comments(number)
+        found = _marked(listed, marker)
         if found is not None:
             return int(found["id"])
+        if quiet is not None and any(
+            quiet.tag in (c.get("body") or "")
+            and _by_bot(c)
+            and (made := _when(str(c.get("created_at") or ""))) is not None
+            and made >= quiet.since
+            for c in listed
+        ):
+            return None
         return self._post(number, marker, body)
 
     def _post(self, number: int, marker: str, body: str) -> int:
@@ -353,6 +369,12 @@ def endpoint(url: str, repo: str) -> str:
 def _again() -> None:
     """A ``done`` for a request that may be repeated: nothing to find, so send it again."""
     return None
+
+
+def _marked(comments: list[IssueComment], marker: str) -> IssueComment | None:
+    """The first of ``comments`` that starts with ``marker`` and was posted by an app's bot."""
+    found = (c for c in comments if (c.get("body") or "").startswith(marker) and _by_bot(c))
+    return next(found, None)
 
 
 def _by_bot(comment: IssueComment) -> bool:

@@ -56,12 +56,13 @@ def undecodable(text: str) -> str:
     """Why ``text`` is not valid UTF-8 ('' when it is): the first lone surrogate it holds —
     a byte that was no UTF-8 (Python's surrogate escape of argv and the environment), or a
     ``\\udXXX`` JSON escape no encoder pairs."""
-    for i, ch in enumerate(text, 1):
-        point = ord(ch)
+    try:
+        text.encode("utf-8")  # the codec finds it at C speed: a comment may be 65,536 long
+    except UnicodeEncodeError as exc:
+        point, at = ord(text[exc.start]), exc.start + 1
         if 0xDC80 <= point <= 0xDCFF:
-            return f"byte 0x{point - 0xDC00:02X} at character {i}"
-        if 0xD800 <= point <= 0xDFFF:
-            return f"a lone surrogate U+{point:04X} at character {i}"
+            return f"byte 0x{point - 0xDC00:02X} at character {at}"
+        return f"a lone surrogate U+{point:04X} at character {at}"
     return ""
 
 

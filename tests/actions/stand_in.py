@@ -88,6 +88,7 @@ class StandIn:
                 "issue": number,
                 "body": body,
                 "user": {"login": login, "type": kind},
+                "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "html_url": f"https://github.com/{self.repo}/pull/{number}#c{self._next_id}",
             }
             self.comments.append(c)
