@@ -21,7 +21,9 @@ from omg.cli.report import (
     markdown,
     marker,
 )
+from omg.errors import GitHubForbidden
 from omg.github import outputs
+from omg.github.annotations import workflow_command
 from omg.github.client import GitHub, Quiet
 from omg.github.commitstatus import context, describe
 from omg.github.env import Actions
@@ -74,6 +76,8 @@ class Reporting(ABC):
     notes: list[str]
     #: a commenter who may not decide: answered at most once every ``QUIET`` (``reply``)
     quiet: str = ""
+    #: whether this job said that GitHub refused its commit status (said once)
+    status_warned: bool = False
 
     @abstractmethod
     def environment(self, run_id: str, run: Run | None = None) -> Environment: ...
@@ -217,7 +221,29 @@ class Reporting(ABC):
         state, description = describe(
             sit.status, gate=sit.gate, ref=sit.state_ref, leg=leg, note=note
         )
-        self.api.set_status(head, context(graph_name), state, description, self.gh.run_url)
+        try:
+            self.api.set_status(head, context(graph_name), state, description, self.gh.run_url)
+        except GitHubForbidden as exc:  # a workflow without `statuses: write`: a warning
+            if not self.status_warned:
+                self.status_warned = True
+                self.warn_no_status(context(graph_name), str(exc))
+
+    def warn_no_status(self, name: str, refused: str) -> None:
+        """Say once — log, annotation, step summary — that the status was refused and which
+        permission the workflow's job needs; the leg goes on without a status."""
+        what = (
+            f"the commit status {name} was not set: {refused}. The leg goes on without it; "
+            "add `statuses: write` to the job's `permissions:` in the workflow to show the run's "
+            "state on the pull request's head"
+        )
+        say(f"omg: warning: {what}")
+        print(workflow_command("warning", what, {"title": f"omg: no {name} status"}))
+        outputs.write_summary(
+            self.gh.summary,
+            f"\n> ⚠️ The commit status {code(name)} was not set: GitHub answered "
+            f"{code(refused)}. Add `statuses: write` to the job's `permissions:` in the "
+            "workflow; the leg went on without it.\n",
+        )
 
     def dispatch(self, rid: str, leg: int) -> str:
         """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Required, TypedDict
 from urllib.parse import quote
 
-from omg.errors import GitHubError
+from omg.errors import GitHubError, GitHubForbidden
 from omg.mask import NOTHING, Masker
 
 Warn = Callable[[str], None]
@@ -128,6 +128,8 @@ class GitHub:
         #: Every request sent (each try), by method and endpoint: the leg's share of the
         #: token's rate limit (1,000 requests an hour per repository for GITHUB_TOKEN).
         self.calls: Counter[str] = Counter()
+        #: GitHub's refusal of the first commit status (the token lacks ``statuses: write``)
+        self.statuses_refused = ""
 
     # -- the one request path ----------------------------------------------------------
 
@@ -208,7 +210,8 @@ class GitHub:
                 403: "the token lacks a permission (see the workflow's `permissions:`)",
                 404: "not found, or the token cannot see it",
             }.get(reply.status, "see GitHub's message")
-            raise GitHubError(f"GitHub refused {what}: HTTP {reply.status} {message} ({hint})")
+            refused = GitHubForbidden if reply.status == 403 else GitHubError
+            raise refused(f"GitHub refused {what}: HTTP {reply.status} {message} ({hint})")
         return reply.body
 
     # -- the endpoints -------------------------------------------------------------------
@@ -295,12 +298,19 @@ class GitHub:
     ) -> None:
         """Set the commit status ``context`` of ``sha``. Setting it again to the same values
         changes nothing GitHub shows (the latest status of a context is the one that counts), so
-        an uncertain try is simply repeated."""
+        an uncertain try is simply repeated. A token without ``statuses: write`` is refused
+        (GitHubForbidden) once: later calls raise the same refusal without asking again."""
+        if self.statuses_refused:
+            raise GitHubForbidden(self.statuses_refused)
         body: dict[str, str] = {"state": state, "context": context, "description": description}
         if target_url.startswith(("https://", "http://")):
             body["target_url"] = target_url
         reply = self.request("POST", f"/repos/{self.repo}/statuses/{sha}", body, done=_again)
-        self._ok(reply, f"setting the status {context} of {sha[:12]}")
+        try:
+            self._ok(reply, f"setting the status {context} of {sha[:12]}")
+        except GitHubForbidden as exc:
+            self.statuses_refused = str(exc)  # a permission does not appear mid-job
+            raise
 
     def dispatch(
         self, workflow: str, ref: str, inputs: Mapping[str, str], *, title: str

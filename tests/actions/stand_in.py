@@ -25,7 +25,9 @@ class Fault:
     """Answer the next ``times`` requests matching ``method`` and ``path`` (a regex) badly.
 
     ``kind``: ``502-after`` applies the request, then answers 502 (the uncertain case);
-    ``502`` answers 502 without applying; ``429`` and ``403-limit`` are rate limits.
+    ``502`` answers 502 without applying; ``429`` and ``403-limit`` are rate limits; ``403``
+    is GitHub's answer to a token without the permission (a workflow lacking ``statuses:
+    write``, say): "Resource not accessible by integration".
     """
 
     method: str
@@ -111,6 +113,8 @@ class StandIn:
             )
         if fault is not None and fault.kind == "502":
             return 502, {"message": "Bad Gateway"}, {}
+        if fault is not None and fault.kind == "403":  # the token lacks the permission
+            return 403, {"message": "Resource not accessible by integration"}, {}
         status, answer = self._route(method, path, query, body)
         if fault is not None and fault.kind == "502-after":
             return 502, {"message": "Bad Gateway"}, {}
