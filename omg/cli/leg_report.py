@@ -29,6 +29,7 @@ from omg.github.commitstatus import context, describe
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
+from omg.graph.workflows import DISPATCH_INPUT
 from omg.leg.run import Run, open_run
 from omg.mask import NOTHING, Masker
 from omg.state import State
@@ -260,7 +261,7 @@ class Reporting(ABC):
                 "unknown, so no next leg was dispatched; dispatch it with run-id " + rid
             )
             return "none"
-        sent = self.api.dispatch(workflow, ref, {"run-id": rid}, title=rid)
+        sent = self.api.dispatch(workflow, ref, {DISPATCH_INPUT: rid}, title=rid)
         fields: EventFields = {}
         if sent.get("workflow_run_id"):
             fields["workflow_run_id"] = sent["workflow_run_id"]

@@ -99,6 +99,7 @@ PURE = (
     "nodefile.py",
     "github/commitstatus.py",
     "github/words.py",
+    "graph/workflows.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
