@@ -304,9 +304,15 @@ def test_a_burst_of_a_strangers_long_comments_is_recorded_in_brief_and_answered_
     ids = []
     for _ in range(50):
         event, cid = comment(gh, huge, "stranger", "NONE")
+        sent = len(gh.api.requests)
         job = gh.run("issue_comment", event, actor="stranger")
         assert job.rc == 0, job.stderr
         ids.append(cid)
+    # a quiet refusal costs the token two calls: the PR's head, and its comments (one page)
+    assert [(r.method, r.path.split("?")[0]) for r in gh.api.requests[sent:]] == [
+        ("GET", "/repos/Codertocat/Hello-World/pulls/2"),
+        ("GET", "/repos/Codertocat/Hello-World/issues/2/comments"),
+    ]
     # every refusal is on record — each in brief
     notes = gh.notes(rid)
     assert sorted(notes) == sorted(f"refused-c{cid}" for cid in ids)
