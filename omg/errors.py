@@ -75,3 +75,7 @@ class Held(MovedOn):
 
 class GitHubError(OmgError):
     """GitHub's REST API refused or kept failing a request; what omg recorded is kept."""
+
+
+class GitHubForbidden(GitHubError):
+    """GitHub answered 403 (no rate limit): the job's token lacks a permission the call needs."""

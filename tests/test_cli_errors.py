@@ -44,6 +44,15 @@ def test_usage_errors_exit_2(omg) -> None:
     assert res.returncode == 2
 
 
+def test_a_reject_whose_reason_shows_nothing_is_a_usage_error(omg) -> None:
+    for said in ("", " ", "\u200b", "\u2060\ufeff\u202e", "\u3164\u0301"):
+        res = omg("resume", "r", "--reject", "g", "--reason", said)
+        assert res.returncode == 2, (said, res.stderr)
+        assert "--reject needs --reason TEXT" in res.stderr and "words that show" in res.stderr
+    res = omg("resume", "r", "--reject", "g", "--reason", "no\udcff")  # a stray byte of argv
+    assert res.returncode == 2 and "--reason is not valid UTF-8 (byte 0xFF" in res.stderr
+
+
 def test_a_malformed_line_of_omg_inputs_is_named_by_number_never_shown(omg, tmp_path) -> None:
     """OMG_INPUTS is how a secret input is given; a line missing its = may be all secret."""
     (tmp_path / "g.yaml").write_text("name: g\nnodes: [{id: a, run: 'true'}]\n")

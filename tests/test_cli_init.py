@@ -35,7 +35,7 @@ def test_init_into_an_empty_repository_writes_pinned_workflows_that_pass_every_c
         assert step["uses"] == PIN
         assert doc["jobs"]["leg"]["permissions"]["statuses"] == "write"
     assert f"git+https://github.com/acme/omg@{'1' * 40}" in flows[2].read_text()
-    lint = omg_in_process("lint", "graphs/", cwd=repo)
+    lint = omg_in_process("lint", "graphs/", ".github/workflows/", cwd=repo)  # as omg-lint.yml
     assert lint.returncode == 0, lint.stdout + lint.stderr
     done = zizmor(flows)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -251,8 +251,11 @@ def resume(
 
     if approve and reject:
         raise UsageError("--approve and --reject are mutually exclusive; decide one gate per leg")
-    if reject and not reason:
-        raise UsageError("--reject needs --reason TEXT: a rejection is recorded with why")
+    for option, text in (("--guidance", guidance), ("--reason", reason), ("--by", by)):
+        _utf8(option, text or "")
+    if reject and not _visible(reason):
+        raise UsageError("--reject needs --reason TEXT: a rejection is recorded with why, in "
+                         "words that show")  # fmt: skip
     if (approve or reject) and retry_failed:
         raise UsageError("--retry-failed cannot be combined with a gate decision")
     if guidance is not None and not retry_failed:
@@ -459,6 +462,9 @@ def leg_command(
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
+    for name in sorted(os.environ):  # the action's inputs: text, or a clear refusal
+        if name.startswith("OMG_"):
+            _utf8(name, os.environ[name])
     from omg.cli import leg as job
     from omg.cli.job import LegArgs
     from omg.leg.loop import LegOptions
@@ -480,6 +486,22 @@ def leg_command(
 
         _exit(fanout(args, os.environ))
     _exit(job.leg(args, os.environ))
+
+
+def _utf8(option: str, text: str) -> None:
+    """Refuse an option's (or variable's) value that is not valid UTF-8 — bytes the shell
+    passed as they were, which no record or prompt can hold — naming it and what is wrong."""
+    from omg.github.words import undecodable
+
+    bad = undecodable(text)
+    if bad:
+        raise UsageError(f"{option} is not valid UTF-8 ({bad}); give it as UTF-8 text")
+
+
+def _visible(text: str) -> bool:
+    from omg.github.words import visible
+
+    return visible(text)
 
 
 def _on_schedule(value: str) -> OnSchedule:

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 
 from omg.cli.job import CiJob, LegArgs, Lost
 from omg.cli.leg_report import leg_elsewhere, say
-from omg.cli.report import Situation, answer
+from omg.cli.report import Situation
 from omg.errors import MovedOn, OmgError, RunFailed, StateError, UsageError
-from omg.github.access import refusal
+from omg.github.access import MAY_WRITE, refusal
 from omg.github.command import Command, Malformed, parse
 from omg.github.env import actions
 from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, Schedule, read_trigger
 from omg.github.markdown import code
+from omg.github.words import excerpt, visible
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision, Guidance
@@ -127,22 +128,21 @@ class Job(CiJob):
         if cmd is None:
             return self.skip("the comment is not an omg command", quiet=True)
         reply_key = f"<!-- omg:reply={t.comment_id} -->"
+        if t.bot or t.association not in MAY_WRITE:  # may not decide: answered sparingly
+            self.quiet = t.login
         if isinstance(cmd, Malformed):
-            self.api.post_once(t.number, reply_key, answer(reply_key, t.login, f"{cmd.problem}."))
+            self.reply(t.number, reply_key, t.login, f"{cmd.problem}.")
             return self.skip(f"comment {t.comment_id}: {cmd.problem}", quiet=False)
         graph, _ = self.graph_file()
         head = self.api.pull(t.number)
         rid = pr_run_id(t.number, graph.name, head.head_sha)
         if not self.fetch(rid):
-            self.api.post_once(
+            self.reply(
                 t.number,
                 reply_key,
-                answer(
-                    reply_key,
-                    t.login,
-                    f"there is no omg run of {code(graph.name)} for head {code(head.head_sha[:7])}"
-                    " yet; it starts with the next push or reopen of the PR.",
-                ),
+                t.login,
+                f"there is no omg run of {code(graph.name)} for head {code(head.head_sha[:7])}"
+                " yet; it starts with the next push or reopen of the PR.",
             )
             return self.skip(f"no run {rid!r} on {self.args.push}", quiet=False)
         if cmd.verb == "status":
@@ -154,6 +154,8 @@ class Job(CiJob):
             approvers=self.approvers(open_run(self.args.runs_dir, rid).state),  # not the PR's
             permission=self.api.permission,
         )
+        if why is not None:
+            self.quiet = t.login
         from omg.leg.notes import progress_seq
 
         rundir = RunDir(self.args.runs_dir / rid)
@@ -283,9 +285,10 @@ class Job(CiJob):
                     f"refused-r{self.gh.run_id or time.time_ns()}",
                 )
                 raise StateError(f"decision refused: {why}")
-            if verdict == "reject" and not t.inputs.get("reason"):
+            if verdict == "reject" and not visible(t.inputs.get("reason", "")):
                 raise UsageError(
-                    "a reject needs the reason input: a rejection is recorded with why"
+                    "a reject needs the reason input: a rejection is recorded with why, in "
+                    "words that show"
                 )
             decision = Decision(
                 gate, verdict == "approve", self.gh.actor, t.inputs.get("reason", "")
@@ -589,16 +592,17 @@ class Job(CiJob):
             ev["event"] == "decision_refused" and ev.get("command") == written
             for ev in rundir.read_events()
         )
+        why = excerpt(why)  # a refusal may quote the comment (a gate it named): bounded
         if not seen:  # else a re-run of this job: the refusal is on record already
             fields: EventFields = {"by": login, "reason": why, "command": written}
             if cmd.gate:
-                fields["node_id"] = cmd.gate
+                fields["node_id"] = excerpt(cmd.gate)
             what = f"{cmd.verb} by {login} refused"
             self.note(rid, "decision_refused", fields, what, f"refused-c{comment_id}")
         key = f"<!-- omg:reply={comment_id} -->"
-        self.api.post_once(
-            number, key, answer(key, login, f"omg refused {code(cmd.text)}: {code(why)}.")
-        )
+        answered = self.reply(number, key, login, f"omg refused {code(cmd.text)}: {code(why)}.")
         self.notes.append(f"refused {cmd.text!r} from {login}: {why}")
         say(f"omg: {self.notes[-1]}")
+        if not answered:  # one of a burst: on record, and no REST call more than it took
+            return self.skip(" ".join(self.notes), quiet=False)
         return self.report_only(rid, number)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from omg.cli import exits
 from omg.cli.report import (
     Links,
     Situation,
+    addressee,
     annotation_lines,
     answer,
     comment,
@@ -20,13 +22,17 @@ from omg.cli.report import (
     marker,
     not_run,
 )
+from omg.errors import GitHubForbidden
 from omg.github import outputs
-from omg.github.client import GitHub
+from omg.github.annotations import workflow_command
+from omg.github.client import GitHub, Quiet
 from omg.github.commitstatus import changing, context, describe
 from omg.github.env import Actions
 from omg.github.markdown import code
 from omg.graph.findings import Finding
+from omg.graph.workflows import DISPATCH_INPUT
 from omg.leg.run import Run, open_run
+from omg.mask import NOTHING, Masker
 from omg.records import PullRequestRecord
 from omg.state import State
 from omg.state.events import EventFields, EventKind
@@ -34,6 +40,10 @@ from omg.state.events import EventFields, EventKind
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs, not to report one
     from omg.leg.prgraph import PrGraph
     from omg.leg.start import Environment, LegEnd
+
+
+#: The least time between two replies to one login that may not decide, on one pull request.
+QUIET = timedelta(minutes=10)
 
 
 def say(message: str) -> None:
@@ -68,6 +78,10 @@ class Reporting(ABC):
     default_branch: str
     findings: list[Finding]
     notes: list[str]
+    #: a commenter who may not decide: answered at most once every ``QUIET`` (``reply``)
+    quiet: str = ""
+    #: whether this job said that GitHub refused its commit status (said once)
+    status_warned: bool = False
 
     @abstractmethod
     def environment(self, run_id: str, run: Run | None = None) -> Environment: ...
@@ -179,13 +193,29 @@ class Reporting(ABC):
                     if running
                     else f"{sit.status}; the omg comment above has the details"
                 )
-                said = f"run {code(run_id)}: {said}."
-                self.api.post_once(number, key, mask.text(answer(key, login, said)))
+                self.reply(number, key, login, f"run {code(run_id)}: {said}.", mask)
         finally:
             outputs.write_outputs(self.gh.output, values, mask=mask)
             outputs.write_summary(self.gh.summary, calls_table(self.api.calls))
         say(f"omg: run {run_id}: {values['status']} (next: {values['next']})")
         return exits.FAILED if sit.status == "failed" else exits.PASSED
+
+    def reply(
+        self, number: int, key: str, login: str, said: str, mask: Masker = NOTHING
+    ) -> bool:
+        """Answer a comment once (``key`` finds the answer again) — and a login that may not
+        decide (``quiet``) at most once every ``QUIET`` on the pull request, so a burst of its
+        comments costs one reply: the rest are logged, not answered (False)."""
+        quiet = None
+        if login == self.quiet:
+            quiet = Quiet(addressee(login), datetime.now(UTC) - QUIET)
+        body = mask.text(answer(key, login, said))
+        if self.api.post_once(number, key, body, quiet=quiet) is not None:
+            return True
+        minutes = int(QUIET.total_seconds() // 60)
+        self.notes.append(f"{login} was answered in the last {minutes} minutes; not again now")
+        say(f"omg: {self.notes[-1]}")
+        return False
 
     def show_status(
         self,
@@ -206,7 +236,29 @@ class Reporting(ABC):
         )
         if pr is not None and "graph_change" in pr and sit.status != "superseded":
             description = changing(description)
-        self.api.set_status(head, context(graph_name), state, description, self.gh.run_url)
+        try:
+            self.api.set_status(head, context(graph_name), state, description, self.gh.run_url)
+        except GitHubForbidden as exc:  # a workflow without `statuses: write`: a warning
+            if not self.status_warned:
+                self.status_warned = True
+                self.warn_no_status(context(graph_name), str(exc))
+
+    def warn_no_status(self, name: str, refused: str) -> None:
+        """Say once — log, annotation, step summary — that the status was refused and which
+        permission the workflow's job needs; the leg goes on without a status."""
+        what = (
+            f"the commit status {name} was not set: {refused}. The leg goes on without it; "
+            "add `statuses: write` to the job's `permissions:` in the workflow to show the run's "
+            "state on the pull request's head"
+        )
+        say(f"omg: warning: {what}")
+        print(workflow_command("warning", what, {"title": f"omg: no {name} status"}))
+        outputs.write_summary(
+            self.gh.summary,
+            f"\n> ⚠️ The commit status {code(name)} was not set: GitHub answered "
+            f"{code(refused)}. Add `statuses: write` to the job's `permissions:` in the "
+            "workflow; the leg went on without it.\n",
+        )
 
     def dispatch(self, rid: str, leg: int) -> str:
         """Start the next leg with workflow_dispatch (a GITHUB_TOKEN push starts no workflow).
@@ -223,7 +275,7 @@ class Reporting(ABC):
                 "unknown, so no next leg was dispatched; dispatch it with run-id " + rid
             )
             return "none"
-        sent = self.api.dispatch(workflow, ref, {"run-id": rid}, title=rid)
+        sent = self.api.dispatch(workflow, ref, {DISPATCH_INPUT: rid}, title=rid)
         fields: EventFields = {}
         if sent.get("workflow_run_id"):
             fields["workflow_run_id"] = sent["workflow_run_id"]

@@ -119,9 +119,16 @@ def diagram(graph: Graph, state: State) -> str:
 
 
 def answer(key: str, login: str, text: str) -> str:
-    """A one-time answer to a comment: its hidden key, the commenter's mention, then ``text``
-    (omg's Markdown, whose untrusted parts are code spans already)."""
-    return f"{key}\n{mention(login)} {text}"
+    """A one-time answer to a comment: its hidden key, whom it answers (``addressee``), the
+    commenter's mention, then ``text`` (omg's Markdown, whose untrusted parts are code spans
+    already)."""
+    return f"{key}\n{addressee(login)}\n{mention(login)} {text}"
+
+
+def addressee(login: str) -> str:
+    """The hidden line naming whom a reply answers: how a job finds omg's recent replies to
+    one login (logins are case-insensitive), to answer a burst of its comments once."""
+    return f"<!-- omg:to={marker_value(login.lower())} -->"
 
 
 def gate_commands(gate: str, ref: str) -> str:

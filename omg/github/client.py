@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Required, TypedDict
 from urllib.parse import quote
 
-from omg.errors import GitHubError
+from omg.errors import GitHubError, GitHubForbidden
 from omg.mask import NOTHING, Masker
 
 Warn = Callable[[str], None]
@@ -47,6 +47,15 @@ class IssueComment(TypedDict, total=False):
     id: int
     body: str | None
     user: User | None
+    created_at: str | None
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Post nothing when omg already posted a comment carrying ``tag`` at ``since`` or later."""
+
+    tag: str
+    since: datetime
 
 
 class WorkflowRun(TypedDict, total=False):
@@ -119,6 +128,8 @@ class GitHub:
         #: Every request sent (each try), by method and endpoint: the leg's share of the
         #: token's rate limit (1,000 requests an hour per repository for GITHUB_TOKEN).
         self.calls: Counter[str] = Counter()
+        #: GitHub's refusal of the first commit status (the token lacks ``statuses: write``)
+        self.statuses_refused = ""
 
     # -- the one request path ----------------------------------------------------------
 
@@ -199,7 +210,8 @@ class GitHub:
                 403: "the token lacks a permission (see the workflow's `permissions:`)",
                 404: "not found, or the token cannot see it",
             }.get(reply.status, "see GitHub's message")
-            raise GitHubError(f"GitHub refused {what}: HTTP {reply.status} {message} ({hint})")
+            refused = GitHubForbidden if reply.status == 403 else GitHubError
+            raise refused(f"GitHub refused {what}: HTTP {reply.status} {message} ({hint})")
         return reply.body
 
     # -- the endpoints -------------------------------------------------------------------
@@ -237,12 +249,7 @@ class GitHub:
         it — a node's output in another graph's report, say — is not it) and was posted by an
         app's bot, as every comment made with the job's token is. A person's comment is never
         taken for omg's, whatever it says: omg would edit it for them, or stay silent."""
-        found = (
-            c
-            for c in self.comments(number)
-            if (c.get("body") or "").startswith(marker) and _by_bot(c)
-        )
-        return next(found, None)
+        return _marked(self.comments(number), marker)
 
     def upsert_comment(self, number: int, marker: str, body: str) -> int:
         """The comment carrying ``marker`` updated to ``body``, or posted once; its id."""
@@ -258,13 +265,25 @@ class GitHub:
         path = f"/repos/{self.repo}/issues/comments/{comment_id}"
         self._ok(self.request("PATCH", path, {"body": body}), "updating the omg comment")
 
-    def post_once(self, number: int, marker: str, body: str) -> int:
+    def post_once(
+        self, number: int, marker: str, body: str, *, quiet: Quiet | None = None
+    ) -> int | None:
         """Post ``body`` (which carries ``marker``) unless a comment with the marker exists —
         looked for first, so a re-run of the job that posted it (GitHub's "Re-run job")
-        answers nothing twice; the comment's id either way."""
-        found = self.find_comment(number, marker)
+        answers nothing twice; the comment's id either way. With ``quiet``, nothing is posted
+        (None) while a comment of omg's carrying its tag is that recent."""
+        listed = self.comments(number)
+        found = _marked(listed, marker)
         if found is not None:
             return int(found["id"])
+        if quiet is not None and any(
+            quiet.tag in (c.get("body") or "")
+            and _by_bot(c)
+            and (made := _when(str(c.get("created_at") or ""))) is not None
+            and made >= quiet.since
+            for c in listed
+        ):
+            return None
         return self._post(number, marker, body)
 
     def _post(self, number: int, marker: str, body: str) -> int:
@@ -279,12 +298,19 @@ class GitHub:
     ) -> None:
         """Set the commit status ``context`` of ``sha``. Setting it again to the same values
         changes nothing GitHub shows (the latest status of a context is the one that counts), so
-        an uncertain try is simply repeated."""
+        an uncertain try is simply repeated. A token without ``statuses: write`` is refused
+        (GitHubForbidden) once: later calls raise the same refusal without asking again."""
+        if self.statuses_refused:
+            raise GitHubForbidden(self.statuses_refused)
         body: dict[str, str] = {"state": state, "context": context, "description": description}
         if target_url.startswith(("https://", "http://")):
             body["target_url"] = target_url
         reply = self.request("POST", f"/repos/{self.repo}/statuses/{sha}", body, done=_again)
-        self._ok(reply, f"setting the status {context} of {sha[:12]}")
+        try:
+            self._ok(reply, f"setting the status {context} of {sha[:12]}")
+        except GitHubForbidden as exc:
+            self.statuses_refused = str(exc)  # a permission does not appear mid-job
+            raise
 
     def dispatch(
         self, workflow: str, ref: str, inputs: Mapping[str, str], *, title: str
@@ -353,6 +379,12 @@ def endpoint(url: str, repo: str) -> str:
 def _again() -> None:
     """A ``done`` for a request that may be repeated: nothing to find, so send it again."""
     return None
+
+
+def _marked(comments: list[IssueComment], marker: str) -> IssueComment | None:
+    """The first of ``comments`` that starts with ``marker`` and was posted by an app's bot."""
+    found = (c for c in comments if (c.get("body") or "").startswith(marker) and _by_bot(c))
+    return next(found, None)
 
 
 def _by_bot(comment: IssueComment) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omg.github.markdown import code
+from omg.github.words import excerpt, visible
 
 Verb = Literal["approve", "reject", "retry", "status", "approve-spend"]
 VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend")
@@ -21,6 +22,8 @@ USAGE = (
 )
 _AMOUNT = re.compile(r"^\$?([0-9]+(?:\.[0-9]{1,2})?)$")  # ASCII digits: no lookalikes
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
+#: How many characters of one word of the comment a reply quotes.
+_QUOTED = 60
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class Command:
     gate: str = ""
     ref: str = ""  # the short state commit shown in the sticky comment ('' when not named)
     reason: str = ""
-    text: str = ""  # the line as written, for the record
+    text: str = ""  # the line as written (an excerpt past ``words.EXCERPT``), for the record
     amount: float = 0.0  # approve-spend: the dollars approved beyond the spend caps
     #: ``/omg retry <guidance>``: the words after ``retry`` (that line and the lines below it),
     #: given to the re-armed nodes as ``{{ guidance }}``
@@ -48,15 +51,21 @@ class Malformed:
 
 
 def parse(body: str) -> Command | Malformed | None:
-    """The command of a comment; None when its first non-blank line is not addressed to omg."""
+    """The command of a comment; None when its first non-blank line is not addressed to omg.
+
+    The line is kept (and its words quoted) as an excerpt: a comment of any length is answered
+    and recorded in a few hundred characters. A reason must show something: one of spaces,
+    zero-width or bidi controls, fillers or bare combining marks is no reason."""
     lines = body.splitlines()
     first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
-    line = lines[first].strip() if lines else ""
-    words = line.split()
+    whole = lines[first].strip() if lines else ""
+    line = excerpt(whole)
+    words = whole.split()
     if not words or words[0].lower() != "/omg":
         return None
     if len(words) == 1 or words[1].lower() not in VERBS:
-        what = f"{code(words[1])} is not a command" if len(words) > 1 else "no command given"
+        said = excerpt(words[1], _QUOTED) if len(words) > 1 else ""
+        what = f"{code(said)} is not a command" if said else "no command given"
         return Malformed(line, f"{what}; omg understands {USAGE}")
     verb: Verb = words[1].lower()  # type: ignore[assignment]
     rest = words[2:]
@@ -65,7 +74,7 @@ def parse(body: str) -> Command | Malformed | None:
     if verb == "approve-spend":
         return _approve_spend(line, rest)
     if verb == "retry":
-        said = line.split(None, 2)[2] if len(words) > 2 else ""
+        said = whole.split(None, 2)[2] if len(words) > 2 else ""
         guidance = "\n".join([said, *lines[first + 1 :]]).strip()
         return Command(verb, text=line, guidance=guidance)
     if not rest:
@@ -74,10 +83,13 @@ def parse(body: str) -> Command | Malformed | None:
     ref = ""
     if rest and (m := _REF.match(rest[0])):
         ref, rest = m.group(1).lower(), rest[1:]
-    reason = " ".join(rest)
+    reason = " ".join(rest) if visible(" ".join(rest)) else ""
     if verb == "reject" and not reason:
+        invisible = ", in words that show (what follows it is invisible)" if rest else ""
         return Malformed(
-            line, f"{code('/omg reject ' + gate)} needs a reason after the gate: {USAGE}"
+            line,
+            f"{code('/omg reject ' + excerpt(gate, _QUOTED))} needs a reason after the gate"
+            f"{invisible}: {USAGE}",
         )
     return Command(verb, gate=gate, ref=ref, reason=reason, text=line)
 
@@ -87,7 +99,7 @@ def _approve_spend(line: str, rest: list[str]) -> Command | Malformed:
     m = _AMOUNT.match(rest[0]) if len(rest) == 1 else None
     amount = float(m.group(1)) if m else 0.0
     if not (m and math.isfinite(amount) and 0 < amount <= MAX_APPROVE_USD):
-        said = f"{code(' '.join(rest))} is not" if rest else "no amount is"
+        said = f"{code(excerpt(' '.join(rest), _QUOTED))} is not" if rest else "no amount is"
         return Malformed(
             line,
             f"{said} an amount of dollars: {code('/omg approve-spend <amount>')} approves up to "

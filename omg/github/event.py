@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from omg.errors import UsageError
+from omg.github.words import undecodable
 
 #: The pull_request actions that start or continue a review run.
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
@@ -92,12 +93,24 @@ def read_trigger(event_name: str, path: Path | None) -> Trigger:
             return Schedule(str(payload.get("schedule") or ""))
         if event_name == "workflow_dispatch":
             inputs = payload.get("inputs") or {}
-            return Dispatch({str(k): "" if v is None else str(v) for k, v in inputs.items()})
+            given = {str(k): "" if v is None else str(v) for k, v in inputs.items()}
+            for name, value in given.items():
+                _text(f"the workflow_dispatch input {name!r}", value)
+            return Dispatch(given)
         return _pull_request(payload)
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(
             f"the {event_name} payload {path} lacks {exc}; it is not the shape GitHub sends"
         ) from exc
+
+
+def _text(what: str, value: str) -> str:
+    """``value``, refused by name when it is not valid UTF-8 (a ``\\udXXX`` escape no
+    encoder pairs): no record, prompt or reply can hold it."""
+    bad = undecodable(value)
+    if bad:
+        raise UsageError(f"{what} is not valid UTF-8 ({bad}); give it as UTF-8 text")
+    return value
 
 
 def _pull_request(p: dict[str, Any]) -> PullRequest:
@@ -126,7 +139,7 @@ def _comment(p: dict[str, Any]) -> Comment:
         number=int(issue["number"]),
         on_pull_request=bool(issue.get("pull_request")),
         comment_id=int(c["id"]),
-        body=str(c.get("body") or ""),
+        body=_text("the comment", str(c.get("body") or "")),
         login=login,
         association=str(c.get("author_association") or "NONE"),
         bot=c["user"].get("type") == "Bot" or login.endswith("[bot]"),

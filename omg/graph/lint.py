@@ -8,6 +8,8 @@ from pathlib import Path
 from omg.errors import UsageError
 from omg.graph.findings import Finding
 from omg.graph.load import check_file
+from omg.graph.workflows import check as check_workflow
+from omg.graph.workflows import is_workflow
 from omg.graph.yamlpos import Parsed, json_path, parse
 
 STUB_MODEL_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "stub-model.schema.json"
@@ -46,12 +48,15 @@ def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
     """(file, its findings) for every graph file ``paths`` name; UsageError on bad paths.
 
     A stub-model script (top-level ``rules:`` and no ``nodes:``, as in graphs/rehearsals/) is
-    checked against its own schema instead of the graph's.
+    checked against its own schema instead of the graph's, and a GitHub workflow (top-level
+    ``jobs:``) for the dispatches its legs make (``graph/workflows``).
     """
     out = []
     for p in collect(paths):
         text = _text(p)
-        if text is not None and is_script(text):
+        if text is not None and is_workflow(text):
+            out.append((str(p), workflow_findings(p, text)))
+        elif text is not None and is_script(text):
             out.append((str(p), script_findings(parse(text), str(p))))
         elif text is not None and is_fragment(text):
             from omg.graph.fragmentfile import check_text
@@ -77,6 +82,17 @@ _FRAGMENT_KEY = re.compile(r"^fragment\s*:", re.MULTILINE)
 def is_fragment(text: str) -> bool:
     """A fragment file (top-level ``fragment:``), told from a graph without parsing it."""
     return _FRAGMENT_KEY.search(text) is not None and not is_script(text)
+
+
+def workflow_findings(path: Path, text: str) -> list[Finding]:
+    """The workflow at ``path`` checked, the workflows it dispatches to read beside it."""
+
+    def sibling(name: str) -> Parsed | None:
+        other = path.parent / name
+        found = _text(other) if "/" not in name and other.is_file() else None
+        return parse(found) if found is not None else None
+
+    return check_workflow(parse(text), str(path), path.name, sibling)
 
 
 def _text(path: Path) -> str | None:

@@ -2,8 +2,9 @@
 
 The job asks once per try (a try lost to another leg reads the run again and asks again):
 the command is refused (who wrote it, a leg running elsewhere, a gate it does not answer, a
-state it was not written against), is already on record (a re-run of the job that recorded
-it), or is admitted: the leg retries, or decides the gate.
+state it was not written against, more spend for a run that waits at a gate), is already
+on record (a re-run of the job that recorded it), or is admitted: the leg retries, or
+decides the gate.
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def admit(
         return AlreadyApplied(busy=bool(busy))
     if busy:
         return Refuse(busy)
+    gate = state["paused_at"]
+    if cmd.verb == "approve-spend" and gate:
+        return Refuse(
+            f"run {state['run_id']} is paused at gate {gate}, not at a spend cap, so more "
+            f"spend changes nothing; to let it go on, decide the gate: /omg approve {gate} "
+            f"(or /omg reject {gate} <reason>)"
+        )
     if retry or cmd.verb == "approve-spend":
         return Admit(None)
     decision = decision_of(cmd, login)

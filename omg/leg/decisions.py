@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from omg.errors import Hint, StateError
+from omg.github.words import undecodable, visible
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.records import ArtifactRecord
@@ -38,7 +39,10 @@ class Guidance:
 
     def problem(self) -> str:
         """Why these words cannot be given ("" when they can)."""
-        if not self.text.strip():
+        bad = undecodable(self.text)
+        if bad:
+            return f"the guidance is not valid UTF-8 ({bad}); give it as UTF-8 text"
+        if not visible(self.text):
             return "the guidance is empty; say what the re-run nodes should do differently"
         if "\0" in self.text:
             return "the guidance holds a NUL byte, which no prompt or command can carry"

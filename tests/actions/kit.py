@@ -28,7 +28,7 @@ import pygit2
 from githttp import GitHttpServer
 from kit import OmgProcess, omg_in_process, spawn_omg
 
-from .stand_in import REPO, StandIn
+from .stand_in import REPO, SHIPPED, StandIn, declared
 
 PAYLOADS = Path(__file__).parent / "payloads"
 #: A fake job token, fresh in every test process: tests prove it never leaks, and a search of
@@ -50,6 +50,34 @@ def payload(name: str) -> dict[str, Any]:
     data["repository"]["owner"]["login"] = owner
     data["repository"]["default_branch"] = "main"
     return data
+
+
+def action_env(workflow: str, inputs: dict[str, str]) -> dict[str, str]:
+    """The ``OMG_*`` variables omg's action gives `omg leg` in the shipped ``workflow``'s job
+    when it is dispatched with ``inputs``: the step's ``with:`` (each ``${{ inputs.X }}`` read
+    from the dispatch, else the input's declared default), else the action's defaults, through
+    the action's ``env:`` — what a dispatched leg really gets (an input not sent is empty)."""
+    import yaml
+
+    doc = yaml.safe_load((SHIPPED / workflow).read_text())
+    [step] = [s for job in doc["jobs"].values() for s in job["steps"] if s.get("uses") == "./"]
+    action = yaml.safe_load((SHIPPED.parents[1] / "action.yml").read_text())
+    [leg] = [s for s in action["runs"]["steps"] if s.get("id") == "leg"]
+    specs = declared((SHIPPED / workflow).read_text()) or {}
+
+    def value(text: str) -> str:
+        if text.startswith("${{ inputs.") and text.endswith(" }}"):
+            name = text[len("${{ inputs.") : -3]
+            return str(inputs.get(name, specs.get(name, {}).get("default", "")))
+        return text
+
+    out = {}
+    for var, expr in leg["env"].items():
+        name = expr[len("${{ inputs.") : -3] if expr.startswith("${{ inputs.") else ""
+        if var.startswith("OMG_") and name in action["inputs"]:
+            given = step.get("with", {}).get(name, action["inputs"][name].get("default", ""))
+            out[var] = value(str(given))
+    return out
 
 
 def git(cwd: Path, *args: str) -> str:

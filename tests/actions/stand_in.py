@@ -1,9 +1,10 @@
 """A loopback stand-in for the GitHub REST API: the endpoints `omg leg` calls, with faults.
 
 It keeps what GitHub keeps between workflow runs (comments, dispatched runs), answers the
-collaborator-permission API from a table, records every request, and injects the failures a
-real job meets: a 502 after the change was applied, a 429 with ``Retry-After``, a secondary
-rate limit (403).
+collaborator-permission API from a table, checks a dispatch against the target workflow's
+declared inputs (omg's shipped workflows) the way GitHub does, records every request, and
+injects the failures a real job meets: a 502 after the change was applied, a 429 with
+``Retry-After``, a secondary rate limit (403), a permission the token lacks (403).
 """
 
 from __future__ import annotations
@@ -14,10 +15,59 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
+
 REPO = "Codertocat/Hello-World"
+#: The workflows the simulated repository holds: the ones omg ships, as a leg dispatches them.
+SHIPPED = Path(__file__).resolve().parents[2] / ".github" / "workflows"
+#: The most inputs GitHub takes in one workflow dispatch.
+MAX_INPUTS = 25
+
+
+def declared(text: str) -> dict[str, dict[str, Any]] | None:
+    """A workflow file's ``workflow_dispatch`` inputs as GitHub reads them (name → spec);
+    None when the workflow has no such trigger. Read here on its own, as GitHub does, not
+    with omg's lint of the same thing."""
+    doc = yaml.safe_load(text)
+    on = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
+    if on == "workflow_dispatch" or (isinstance(on, list) and "workflow_dispatch" in on):
+        return {}
+    if not isinstance(on, dict) or "workflow_dispatch" not in on:
+        return None
+    inputs = (on["workflow_dispatch"] or {}).get("inputs") or {}
+    return {str(k): dict(v or {}) for k, v in inputs.items()}
+
+
+def shipped() -> dict[str, dict[str, dict[str, Any]] | None]:
+    return {p.name: declared(p.read_text()) for p in sorted(SHIPPED.glob("*.yml"))}
+
+
+def refused(inputs: dict[str, dict[str, Any]] | None, given: dict[str, Any]) -> str:
+    """GitHub's 422 message for a dispatch of a workflow declaring ``inputs`` with ``given``
+    ('' when it would start the run): the trigger, the count, unknown and missing inputs,
+    and the values of choice and boolean inputs."""
+    if inputs is None:
+        return "Workflow does not have 'workflow_dispatch' trigger"
+    if len(given) > MAX_INPUTS:
+        return f"you may only define up to {MAX_INPUTS} `inputs` for a `workflow_dispatch` event"
+    unknown = [k for k in given if k not in inputs]
+    if unknown:
+        return f"Unexpected inputs provided: {json.dumps(unknown)}"
+    for name, spec in inputs.items():
+        value = given.get(name, spec.get("default"))
+        if spec.get("required") and (value is None or value == ""):
+            return f"Required input '{name}' not provided"
+        if name not in given:
+            continue
+        if spec.get("type") == "choice" and value not in spec.get("options", []):
+            return f"Provided value '{value}' for input '{name}' not in the list of allowed values"
+        if spec.get("type") == "boolean" and str(value).lower() not in ("true", "false"):
+            return f"Provided value '{value}' for input '{name}' is not a valid boolean"
+    return ""
 
 
 @dataclass
@@ -25,7 +75,9 @@ class Fault:
     """Answer the next ``times`` requests matching ``method`` and ``path`` (a regex) badly.
 
     ``kind``: ``502-after`` applies the request, then answers 502 (the uncertain case);
-    ``502`` answers 502 without applying; ``429`` and ``403-limit`` are rate limits.
+    ``502`` answers 502 without applying; ``429`` and ``403-limit`` are rate limits; ``403``
+    is GitHub's answer to a token without the permission (a workflow lacking ``statuses:
+    write``, say): "Resource not accessible by integration".
     """
 
     method: str
@@ -53,6 +105,9 @@ class StandIn:
     faults: list[Fault] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
     run_details: bool = True  # whether a dispatch returns the new run's id
+    #: workflow file → its declared workflow_dispatch inputs (None: no such trigger); a
+    #: dispatch is checked against them as GitHub checks it
+    workflows: dict[str, dict[str, dict[str, Any]] | None] = field(default_factory=shipped)
     url: str = ""
     _next_id: int = 9000
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -88,6 +143,7 @@ class StandIn:
                 "issue": number,
                 "body": body,
                 "user": {"login": login, "type": kind},
+                "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "html_url": f"https://github.com/{self.repo}/pull/{number}#c{self._next_id}",
             }
             self.comments.append(c)
@@ -110,6 +166,8 @@ class StandIn:
             )
         if fault is not None and fault.kind == "502":
             return 502, {"message": "Bad Gateway"}, {}
+        if fault is not None and fault.kind == "403":  # the token lacks the permission
+            return 403, {"message": "Resource not accessible by integration"}, {}
         status, answer = self._route(method, path, query, body)
         if fault is not None and fault.kind == "502-after":
             return 502, {"message": "Bad Gateway"}, {}
@@ -152,6 +210,11 @@ class StandIn:
             found["body"] = body["body"]
             return 200, found
         if m := re.fullmatch(r"/actions/workflows/([^/]+)/dispatches", rest):
+            if m.group(1) not in self.workflows:
+                return 404, {"message": "Not Found"}
+            why = refused(self.workflows[m.group(1)], body.get("inputs") or {})
+            if why:
+                return 422, {"message": why}
             with self._lock:
                 self._next_id += 1
                 run = {

@@ -227,3 +227,27 @@ def test_a_damaged_wait_is_named_and_skipped_and_the_schedule_continues_the_othe
     assert job.outputs["status"] == "passed" and job.outputs["run-id"] == rid
     assert gh.run_state(rid)["status"] == "passed" and len(claude.calls()) == 2
     assert waits(gh) == ["a-nested", "b-infinite", "c-directory"]  # named, never removed
+
+
+def test_approve_spend_on_a_run_at_a_gate_is_answered_with_the_command_it_needs(
+    github: Make,
+) -> None:
+    from .test_pr_loop import GATED
+
+    gh = github(GATED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    first = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert first.outputs["status"] == "paused" and first.outputs["gate"] == "ok", first.stderr
+    rid, seq = first.outputs["run-id"], gh.run_state(first.outputs["run-id"])["seq"]
+    event = gh.comment_event(2, "/omg approve-spend 5", "octocat", "MEMBER")
+    cid = event["comment"]["id"]
+    job = gh.run("issue_comment", event, actor="octocat")
+    assert job.rc == 0, job.stderr
+    [reply] = [c["body"] for c in gh.api.comments if f"<!-- omg:reply={cid} -->" in c["body"]]
+    assert "paused at gate ok, not at a spend cap, so more spend changes nothing" in reply
+    assert "/omg approve ok" in reply
+    state = gh.run_state(rid)
+    assert state["seq"] == seq and state["paused_at"] == "ok" and not state.get("approved_usd")
+    [note] = gh.notes(rid).values()  # the refusal is on record, the run untouched
+    assert note["event"] == "decision_refused" and note["by"] == "octocat"
+    assert note["command"] == f"/omg approve-spend 5 (comment {cid})"

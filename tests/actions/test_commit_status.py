@@ -160,3 +160,39 @@ def test_the_rest_description_check_is_able_to_fail() -> None:
         openapi.check("POST", "/repos/o/r/statuses", {"state": "pending"})
     with pytest.raises(AssertionError, match="required"):
         openapi.check("PATCH", "/repos/o/r/issues/comments/5", {"text": "x"})
+
+
+def test_a_workflow_without_statuses_write_warns_and_its_legs_go_on(github: Make) -> None:
+    """GitHub answers 403 "Resource not accessible by integration" to every status a token
+    without ``statuses: write`` sets: each leg says once what to add, and runs on."""
+    gh = github(GATED_CHAIN)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    gh.api.faults.append(Fault("POST", r"/statuses/", "403", times=10_000))
+    opened = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert opened.rc == 0 and opened.outputs["status"] == "paused", opened.stderr
+    assert "Resource not accessible by integration" in opened.summary
+    assert "Add `statuses: write` to the job's `permissions:`" in opened.summary
+    [warning] = [a for a in opened.annotations if "status" in a and a.startswith("::warning")]
+    assert "statuses: write" in warning and "omg%3A no omg/pr status" in warning
+    assert len(gh.api.calls("POST", r"/statuses/")) == 1  # asked once, not at every turn
+    assert gh.api.statuses == {}
+    ref7 = opened.outputs["state-ref"][:7]
+    comment = gh.comment_event(2, f"/omg approve ok @{ref7}", "octocat", "MEMBER")
+    one = {"OMG_MAX_NODES": "1"}
+    legs = through_dispatches(gh, gh.run("issue_comment", comment, actor="octocat", extra=one), one)
+    assert [(j.rc, j.outputs["status"]) for j in legs] == [(0, "continuing")] * 2 + [(0, "passed")]
+    assert all("statuses: write" in j.summary for j in legs)
+    assert len(gh.api.calls("POST", r"/statuses/")) == 1 + len(legs)
+
+
+def test_live_progress_goes_on_in_the_comment_when_statuses_are_refused(github: Make) -> None:
+    gh = github(GATED_CHAIN.replace("type: gate", "run: echo ok"))
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    gh.api.faults.append(Fault("POST", r"/statuses/", "403", times=10_000))
+    job = gh.run("pull_request", gh.pr_event("opened", 2), extra={"OMG_PROGRESS_SECONDS": "0"})
+    assert job.rc == 0 and job.outputs["status"] == "passed", job.stderr
+    assert "live progress stopped" not in job.stderr
+    # every settled node edits the comment, as with statuses; the end edits it once more
+    assert len(gh.api.calls("PATCH", r"/issues/comments/")) == 5
+    assert len(gh.api.calls("POST", r"/statuses/")) == 1
+    assert job.summary.count("The commit status `omg/pr` was not set") == 1

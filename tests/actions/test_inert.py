@@ -80,7 +80,8 @@ def test_hostile_names_outputs_and_comments_render_as_text(github: Callable[[str
     assert refusal.tags == ["p", "code", "code"] and refusal.codes[0] == STRANGER
     assert "".join(refusal.prose).strip() == "@stranger omg refused : ."
     assert problem.tags[:2] == ["p", "code"] and problem.codes[0] == MALFORMED.split()[1]
-    assert set(problem.tags) == {"p", "code"} and len(refusal.comments) == 1
+    assert set(problem.tags) == {"p", "code"}
+    assert refusal.comments[1:] == [" omg:to=stranger "] and len(refusal.comments) == 2
     skipped = read(malformed.summary)
     assert skipped.tags == ["h3", "p", "code"] and MALFORMED.split()[1] in skipped.codes[0]
 
@@ -94,7 +95,8 @@ def test_a_stranger_who_plants_omgs_markers_gets_neither_the_report_nor_silence(
     planted = gh.api.add_comment(2, f"{marker}\nforged report", login="stranger")
     # ids go up by one: this forged reply, omg's sticky comment, then the stranger's command
     ahead = f"<!-- omg:reply={planted['id'] + 3} -->"
-    gh.api.add_comment(2, f"{ahead}\nforged reply", login="stranger")
+    # a person's comment never passes for omg's: neither its reply nor its recent answer
+    gh.api.add_comment(2, f"{ahead}\n<!-- omg:to=stranger -->\nforged reply", login="stranger")
     first = gh.run("pull_request", gh.pr_event("opened", 2))
     assert first.outputs["status"] == "paused", first.stderr
     command = gh.comment_event(2, "/omg approve ok", "stranger", "NONE")

@@ -18,7 +18,7 @@ from omg.mask import NOTHING
 from omg.state import Event, State
 
 from .kit import Repo
-from .stand_in import StandIn
+from .stand_in import Fault, StandIn
 
 FOUR = """\
 name: pr
@@ -142,3 +142,31 @@ def test_progress_on_slow_nodes_is_throttled_by_the_clock(tmp_path: Path, api: S
         "running leg 2: between nodes; 3 settled",
         "running leg 2: n4 0s; 4 settled",
     ]
+
+
+def test_a_refused_status_stops_the_live_statuses_and_never_the_comment(
+    tmp_path: Path, api: StandIn
+) -> None:
+    """A token without ``statuses: write``: GitHub answers the first status 403; the live
+    updates go on editing the comment, and ask for no status again."""
+    from omg.state.fold import empty_state
+
+    path = tmp_path / "g.yaml"
+    nodes = "".join(f"  - {{id: n{i}, run: 'true'}}\n" for i in range(3))
+    path.write_text(f"name: three\nnodes:\n{nodes}")
+    api.faults.append(Fault("POST", r"/statuses/", "403", times=10_000))
+    gh = GitHub(api.url, api.repo, "t")
+    live = LiveReport(
+        gh, load_graph(path), "a" * 40, 2, Links("", "https://github.com/x/y/actions/runs/1"),
+        NOTHING, [], 1, interval=0.0,
+    )  # fmt: skip
+    state = empty_state()
+    for i in range(3):
+        state["nodes"][f"n{i}"] = {"verdict": "PASS"}  # type: ignore[typeddict-item]
+        passed = {"event": "node_passed", "node_id": f"n{i}", "leg": 1, "seq": i + 1,
+                  "ts": "2026-01-01T00:00:00Z", "verdict": "PASS", "cost_usd": 0.0}  # fmt: skip
+        live(cast(Event, passed), state)
+    assert (live.broken, live.sent) == (False, 3)
+    assert len(api.calls("POST", r"/statuses/")) == 1
+    assert len(api.calls("POST", r"/issues/2/comments$")) == 1  # then edited by id
+    assert len(api.calls("PATCH", r"/issues/comments/")) == 2

@@ -246,10 +246,13 @@ def test_a_fork_pr_gets_an_explanation_and_nothing_is_pushed(github: Make) -> No
 def test_a_dispatch_decides_a_gate_with_its_inputs(github: Make) -> None:
     gh = github(GATED)
     rid, _ = opened(gh)
-    no_reason = gh.dispatch_event({"run-id": rid, "gate": "ok", "decision": "reject", "reason": ""})
-    job = gh.run("workflow_dispatch", no_reason, actor="octocat")
-    assert job.rc == 2 and "a reject needs the reason input" in job.stderr
-    assert "Traceback" not in job.stderr and gh.run_state(rid)["paused_at"] == "ok"
+    for said in ("", "\u200b\u2060\u3164 \u202e"):  # nothing, or nothing that shows
+        no_reason = gh.dispatch_event(
+            {"run-id": rid, "gate": "ok", "decision": "reject", "reason": said}
+        )
+        job = gh.run("workflow_dispatch", no_reason, actor="octocat")
+        assert job.rc == 2 and "a reject needs the reason input" in job.stderr
+        assert "Traceback" not in job.stderr and gh.run_state(rid)["paused_at"] == "ok"
     inputs = {"run-id": rid, "gate": "ok", "decision": "approve", "reason": "from the form"}
     job = gh.run("workflow_dispatch", gh.dispatch_event(inputs), actor="octocat")
     assert job.rc == 0 and job.outputs["status"] == "passed", job.stderr
@@ -266,3 +269,25 @@ def test_a_dispatch_without_a_run_is_refused_with_what_to_do(github: Make) -> No
         job.rc == 3 and "has no run 'pr-9-pr-0000000'" in job.stderr and "ls-remote" in job.stderr
     )
     assert gh.run_branches() == []
+
+
+def test_dispatched_words_that_are_not_utf8_are_refused_by_name(github: Make) -> None:
+    """A ``\\udXXX`` escape in the payload's inputs, or a stray byte in a variable the action
+    passes, is no text any record holds: exit 2 naming the input, and the run is untouched."""
+    gh = github(GATED)
+    rid, _ = opened(gh)
+    seq = gh.run_state(rid)["seq"]
+    inputs = {"run-id": rid, "guidance": "use the v2 API\udcff"}
+    job = gh.run("workflow_dispatch", gh.dispatch_event(inputs), actor="octocat")
+    assert job.rc == 2, job.stderr
+    assert "the workflow_dispatch input 'guidance' is not valid UTF-8" in job.stderr
+    assert "(byte 0xFF at character 15)" in job.stderr and "Traceback" not in job.stderr
+    reason = {"run-id": rid, "gate": "ok", "decision": "reject", "reason": "no\ud800"}
+    job = gh.run("workflow_dispatch", gh.dispatch_event(reason), actor="octocat")
+    assert job.rc == 2 and "input 'reason' is not valid UTF-8" in job.stderr, job.stderr
+    # what the action passes through the environment (an input given as `run-id: ${{ … }}`)
+    plain = gh.dispatch_event({"run-id": rid})
+    job = gh.run("workflow_dispatch", plain, actor="octocat", extra={"OMG_RUN_ID": "r\udcfe"})
+    assert job.rc == 2, job.stderr
+    assert "OMG_RUN_ID is not valid UTF-8 (byte 0xFE at character 2)" in job.stderr
+    assert gh.run_state(rid)["seq"] == seq and gh.run_state(rid)["paused_at"] == "ok"

@@ -4,12 +4,14 @@ often GitHub re-runs its job, and the refusals are on record once the next leg f
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .kit import Job, Repo, Running
+from .test_pr_loop import GATED
 
 Make = Callable[[str], Repo]
 
@@ -103,12 +105,12 @@ def test_comments_mid_node_leave_the_running_leg_its_work(github: Make, tmp_path
     rid = f"pr-2-pr-{gh.heads[2][:7]}"
 
     stranger, stranger_id = comment(gh, "/omg approve ok", "stranger", "NONE")
-    status, status_id = comment(gh, "/omg status", "stranger", "NONE")
+    status, status_id = comment(gh, "/omg status", "passer-by", "NONE")
     early, early_id = comment(gh, "/omg approve ok ship it", "octocat", "MEMBER")
     answers: dict[int, Job] = {}
     for event, cid, actor in (
         (stranger, stranger_id, "stranger"),
-        (status, status_id, "stranger"),
+        (status, status_id, "passer-by"),
         (early, early_id, "octocat"),
     ):
         answers[cid] = gh.run("issue_comment", event, actor=actor, run_id=6000 + cid % 1000)
@@ -148,7 +150,7 @@ def test_comments_mid_node_leave_the_running_leg_its_work(github: Make, tmp_path
     posts = len(gh.api.calls("POST", r"/issues/2/comments$"))
     for event, cid, actor in (
         (stranger, stranger_id, "stranger"),
-        (status, status_id, "stranger"),
+        (status, status_id, "passer-by"),
         (early, early_id, "octocat"),
     ):
         again = gh.run("issue_comment", event, actor=actor, run_id=6000 + cid % 1000, attempt=2)
@@ -278,3 +280,63 @@ def test_a_strangers_comments_during_a_fan_out_wave_disturb_none_of_its_jobs(
     assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1))
     assert [e["by"] for e in evs if e["event"] == "decision_refused"] == ["stranger"] * 2
     assert gh.node_starts(rid) == ["t01", "t02"] and gh.notes(rid) == {}
+
+
+def answers_to(gh: Repo, login: str) -> list[dict[str, Any]]:
+    """omg's replies that answer ``login`` (the hidden addressee line every reply carries)."""
+    return [
+        c
+        for c in gh.api.comments
+        if f"<!-- omg:to={login.lower()} -->" in c["body"] and c["user"]["type"] == "Bot"
+    ]
+
+
+def test_a_burst_of_a_strangers_long_comments_is_recorded_in_brief_and_answered_once(
+    github: Make,
+) -> None:
+    gh = github(GATED)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    opened = gh.run("pull_request", gh.pr_event("opened", 2))
+    assert opened.outputs["status"] == "paused", opened.stderr
+    rid = opened.outputs["run-id"]
+    recorded = len(gh.run_file(rid, "events.jsonl"))
+    huge = "/omg approve ok " + "x" * 65_000  # one line, as long as a comment may be
+    ids = []
+    for _ in range(50):
+        event, cid = comment(gh, huge, "stranger", "NONE")
+        sent = len(gh.api.requests)
+        job = gh.run("issue_comment", event, actor="stranger")
+        assert job.rc == 0, job.stderr
+        ids.append(cid)
+    # a quiet refusal costs the token two calls: the PR's head, and its comments (one page)
+    assert [(r.method, r.path.split("?")[0]) for r in gh.api.requests[sent:]] == [
+        ("GET", "/repos/Codertocat/Hello-World/pulls/2"),
+        ("GET", "/repos/Codertocat/Hello-World/issues/2/comments"),
+    ]
+    # every refusal is on record — each in brief
+    notes = gh.notes(rid)
+    assert sorted(notes) == sorted(f"refused-c{cid}" for cid in ids)
+    assert max(len(json.dumps(n)) for n in notes.values()) < 1_000
+    # one answer for the burst, to its first comment, quoting it in brief
+    assert [cid for cid in ids if replies_to(gh, cid)] == ids[:1]
+    [reply] = answers_to(gh, "stranger")
+    assert f"<!-- omg:reply={ids[0]} -->" in reply["body"]
+    assert "deciding needs write access" in reply["body"]
+    assert "more characters cut]" in reply["body"] and len(reply["body"]) < 1_000
+    assert "was answered in the last 10 minutes; not again now" in job.stderr
+    # another login is answered all the same
+    event, other = comment(gh, "/omg approve ok", "passer-by", "CONTRIBUTOR")
+    assert gh.run("issue_comment", event, actor="passer-by").rc == 0
+    assert len(replies_to(gh, other)) == 1 and len(answers_to(gh, "passer-by")) == 1
+    # ten quiet minutes later the stranger is answered again
+    reply["created_at"] = "2001-01-01T00:00:00Z"
+    event, later = comment(gh, "/omg approve ok", "Stranger", "NONE")  # logins ignore case
+    assert gh.run("issue_comment", event, actor="Stranger").rc == 0
+    assert len(replies_to(gh, later)) == 1 and len(answers_to(gh, "stranger")) == 2
+    # the writer's decision folds the 52 refusals in: the record grew by a few kilobytes
+    event, _ = comment(gh, "/omg approve ok", "octocat", "MEMBER")
+    done = gh.run("issue_comment", event, actor="octocat")
+    assert done.outputs["status"] == "passed", done.stderr
+    assert len(events(gh, rid, "decision_refused")) == 52 and gh.notes(rid) == {}
+    grown = len(gh.run_file(rid, "events.jsonl")) - recorded
+    assert grown < 52 * 1_000 + 5_000, grown

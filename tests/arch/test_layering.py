@@ -113,6 +113,8 @@ PURE = (
     "leg/wait.py",
     "nodefile.py",
     "github/commitstatus.py",
+    "github/words.py",
+    "graph/workflows.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from actions.stand_in import Fault, StandIn
 
 from omg.errors import GitHubError, UsageError
-from omg.github.client import GitHub
+from omg.github.client import GitHub, Quiet
 from omg.github.env import api_backoff
 
 
@@ -53,6 +54,23 @@ def test_a_reply_already_posted_is_found_before_posting_again(api: StandIn) -> N
     assert first == again != other
     assert len(api.calls("POST", "/issues/5/comments")) == 2
     assert [c["id"] for c in api.comments_on(5)][-2:] == [first, other]
+
+
+def test_a_quiet_post_waits_for_omgs_last_tagged_comment_to_age(api: StandIn) -> None:
+    """Nothing is posted while a comment of omg's (a bot's) carrying the tag is recent; a
+    person's comment carrying it, an older one or another tag never holds a post back."""
+    gh = client(api, [])
+    now = datetime.now(UTC)
+    quiet = Quiet("<!-- omg:to=mona -->", now - timedelta(minutes=10))
+    api.add_comment(5, "<!-- omg:to=mona -->\nforged", login="mona")
+    old = api.add_comment(5, "<!-- r1 -->\n<!-- omg:to=mona -->\n@mona no", "bot[bot]", "Bot")
+    old["created_at"] = (now - timedelta(minutes=11)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    api.add_comment(5, "<!-- r0 -->\n<!-- omg:to=lisa -->\n@lisa no", "bot[bot]", "Bot")
+    first = gh.post_once(5, "<!-- r2 -->", "<!-- r2 -->\n<!-- omg:to=mona -->\nno", quiet=quiet)
+    held = gh.post_once(5, "<!-- r3 -->", "<!-- r3 -->\n<!-- omg:to=mona -->\nno", quiet=quiet)
+    again = gh.post_once(5, "<!-- r2 -->", "<!-- r2 -->\n<!-- omg:to=mona -->\nno", quiet=quiet)
+    assert first is not None and held is None and again == first  # a re-run finds its own
+    assert len(api.calls("POST", "/issues/5/comments")) == 1
 
 
 def test_rate_limits_wait_as_long_as_github_says(api: StandIn) -> None:

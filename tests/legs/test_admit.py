@@ -33,6 +33,8 @@ APPROVE = Command("approve", gate="review", text="/omg approve review")
 REJECT = Command("reject", gate="review", reason="no", text="/omg reject review no")
 BOUND = Command("approve", gate="review", ref="s1", text="/omg approve review@s1")
 RETRY = Command("retry", text="/omg retry")
+SPEND = Command("approve-spend", text="/omg approve-spend 5", amount=5.0)
+AT_A_GATE = "paused at gate review, not at a spend cap, so more spend changes nothing"
 BUSY = "run is running leg 2"
 REFS = {"s1": (RID, 5), "s0": (RID, 3), "other": ("pr-8-g-def5678", 9)}
 
@@ -57,6 +59,10 @@ CASES: list[tuple[str, State, Command, str | None, str, Admission | str]] = [
     ("not paused", run(), APPROVE, None, "", "is not paused at a gate"),
     ("another gate", run("deploy"), APPROVE, None, "", "is paused at 'deploy'"),
     ("a retry is never on record", ON_RECORD, RETRY, None, "", Admit(None)),
+    ("more spend for a run at rest", run(), SPEND, None, "", Admit(None)),
+    ("more spend for a run at a gate changes nothing", run("review"), SPEND, None, "", AT_A_GATE),
+    ("it names the command that would", run("review"), SPEND, None, "", "/omg approve review"),
+    ("a stranger's spend is refused for who", run("review"), SPEND, "no", "", Refuse("no")),
 ]
 
 

@@ -72,3 +72,25 @@ def test_guidance_without_retry_failed_is_a_usage_error(tmp_path: Path) -> None:
     empty = omg_call("resume", "r", "--no-commit", "--retry-failed", "--guidance", "  ",
                      cwd=tmp_path, env=child_env())  # fmt: skip
     assert empty.returncode == 2 and "the guidance is empty" in empty.stderr
+
+
+def test_words_that_are_not_utf8_or_show_nothing_are_refused_naming_the_option(
+    tmp_path: Path,
+) -> None:
+    """A byte that is no UTF-8 reaches Python's argv surrogate-escaped (``\\udcff`` for 0xff):
+    refused as a usage error naming the option — nothing runs, nothing is recorded."""
+    g = write_graph(tmp_path, SHELL)
+    omg_call("run", str(g), "--no-commit", "--run-id", "r", cwd=tmp_path, env=child_env())
+    before = len(events(run_path(tmp_path, "r")))
+    bad = omg_call("resume", "r", "--no-commit", "--retry-failed", "--guidance", "use v2\udcff",
+                   cwd=tmp_path, env=child_env())  # fmt: skip
+    assert bad.returncode == 2, bad.stderr
+    assert "--guidance is not valid UTF-8 (byte 0xFF at character 7)" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    unseen = omg_call("resume", "r", "--no-commit", "--retry-failed", "--guidance",
+                      "\u200b\u2060\u3164", cwd=tmp_path, env=child_env())  # fmt: skip
+    assert unseen.returncode == 2 and "the guidance is empty" in unseen.stderr
+    by = omg_call("resume", "r", "--no-commit", "--retry-failed", "--guidance", "fine",
+                  "--by", "m\udcfe", cwd=tmp_path, env=child_env())  # fmt: skip
+    assert by.returncode == 2 and "--by is not valid UTF-8 (byte 0xFE" in by.stderr
+    assert len(events(run_path(tmp_path, "r"))) == before

@@ -103,6 +103,15 @@ def test_zizmor_finds_nothing_in_the_readme_workflows(readme_workflows: list[Pat
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_omg_lint_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
+    """Each workflow a leg dispatches takes the dispatch's `run-id` alone (`omg lint`)."""
+    from omg.graph.lint import lint_files
+
+    found = lint_files([readme_workflows[0].parent])
+    assert [name for name, _ in found] == sorted(str(p) for p in readme_workflows)
+    assert all(f == [] for _, f in found), found
+
+
 def test_zizmor_is_able_to_fail_on_a_readme_workflow(readme_workflows: list[Path]) -> None:
     """Without its justification the comment trigger is flagged, as in the shipped file."""
     resume = readme_workflows[1]
