@@ -33,6 +33,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
+    "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
     "leg": {
         "fastschema",
         "graph",
@@ -63,6 +64,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "leg",
         "matrix",
         "stubmodel",
+        "stats",
         "kinds",
         "errors",
         "dotomg",
@@ -98,6 +100,11 @@ PURE = (
     "leg/wait.py",
     "nodefile.py",
     "github/commitstatus.py",
+    "stats/facts.py",
+    "stats/figures.py",
+    "stats/summary.py",
+    "stats/compare.py",
+    "stats/tables.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
