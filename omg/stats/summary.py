@@ -67,9 +67,10 @@ class GraphStats:
 
 @dataclass(frozen=True)
 class Summary:
-    """The statistics of every run read: where from, which were counted, which were damaged."""
+    """The statistics of every run read: from which remote's run branches (None: the local
+    ones), which were counted, which were damaged."""
 
-    source: str
+    remote: str | None
     since: datetime | None
     graph: str | None
     runs: int
@@ -83,7 +84,7 @@ class Summary:
 def summarise(
     taken: Iterable[RunFacts | Damaged],
     *,
-    source: str,
+    remote: str | None = None,
     since: datetime | None = None,
     graph: str | None = None,
 ) -> Summary:
@@ -115,7 +116,7 @@ def summarise(
                 tuple(figure(name, v.key, v, rs) for v, rs in ordered),
             )
         )
-    return Summary(source, since, graph, len(runs), tuple(graphs), tuple(damaged))
+    return Summary(remote, since, graph, len(runs), tuple(graphs), tuple(damaged))
 
 
 def _first(runs: Sequence[RunFacts]) -> float:

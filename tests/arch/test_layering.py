@@ -34,6 +34,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
     "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
+    "pages": {"stats", "graph", "schedule", "state", "kinds", "records", "graphdata"},
     "leg": {
         "fastschema",
         "graph",
@@ -65,6 +66,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "matrix",
         "stubmodel",
         "stats",
+        "pages",
         "kinds",
         "errors",
         "dotomg",
@@ -105,6 +107,12 @@ PURE = (
     "stats/summary.py",
     "stats/compare.py",
     "stats/tables.py",
+    "pages/page.py",
+    "pages/svg.py",
+    "pages/drawing.py",
+    "pages/timeline.py",
+    "pages/runpage.py",
+    "pages/statspage.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
