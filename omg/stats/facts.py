@@ -192,7 +192,7 @@ class _Scan:
             return
         retries = ev.get("api_retries")
         if retries is not None:
-            self.api_retries += int(_number(retries, "api_retries"))
+            self.api_retries += max(0, int(_number(retries, "api_retries")))
         reason = ev.get("reason")
         if kind == "node_retried":
             self._retried(node, reason, ev)

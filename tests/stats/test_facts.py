@@ -161,6 +161,9 @@ def test_failed_attempts_count_by_node_and_cause_retries_and_limits_aside() -> N
     assert found.failures == (("impl", "timeout"), ("impl", "failed"))
     assert (found.api_retries, found.limit_pauses, found.executions) == (5, 1, 3)
     assert found.outcome == "failed" and found.attempts == 4
+    negative = ("node_failed", {"node_id": "impl", "verdict": "FAIL", "api_retries": -9})
+    odd = log(start(), ("node_started", {"node_id": "impl"}), negative)
+    assert facts(*judged(odd)).api_retries == 0  # a count below zero counts nothing
 
 
 def state(**kw: Any) -> State:
