@@ -60,6 +60,14 @@ MaxNodes = Annotated[
 ByNode = Annotated[
     bool, typer.Option("--by-node", help="Ledger: one row per node instead of per execution.")
 ]
+FetchRuns = Annotated[
+    str | None,
+    typer.Option(
+        "--fetch",
+        metavar="REMOTE",
+        help="The runs on REMOTE's run branches (fetched into refs/remotes/ only).",
+    ),
+]
 NoCommit = Annotated[bool, typer.Option("--no-commit", help="Do not commit the run to git.")]
 Push = Annotated[
     str | None,
@@ -295,14 +303,7 @@ def status(
             "--node", help="One node in detail: its executions and its agent transcripts."
         ),
     ] = None,
-    fetch: Annotated[
-        str | None,
-        typer.Option(
-            "--fetch",
-            metavar="REMOTE",
-            help="The runs on REMOTE's run branches (fetched into refs/remotes/ only).",
-        ),
-    ] = None,
+    fetch: FetchRuns = None,
 ) -> None:
     """List runs, or show one run's ledger or one of its nodes."""
     if fetch is not None:
@@ -577,6 +578,59 @@ def stub_model(
     from omg.cli import rehearse
 
     _exit(rehearse.serve(script, port))
+
+
+@app.command("stats")
+def stats_command(
+    fetch: FetchRuns = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", metavar="DATE", help="Runs started then or later: 2026-12-01, or 7d, 12h."
+        ),
+    ] = None,
+    graph: Annotated[
+        str | None, typer.Option("--graph", metavar="NAME", help="Only this graph's runs.")
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="text | json | markdown")] = "text",
+    compare: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--compare", metavar="A B", help="Two graph versions side by side."),
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", metavar="FILE", help="Also write a page of plots.")
+    ] = None,
+) -> None:
+    """Outcomes, loops, cost and waits over every run, per graph version."""
+    from omg.cli import stats as st
+
+    if format not in ("text", "json", "markdown"):
+        raise UsageError(f"--format {format!r} is not one of text, json, markdown")
+    summary = st.gather(fetch, since, graph)
+    fmt = cast(Literal["text", "json", "markdown"], format)
+    print(st.render(summary, fmt, compare), end="" if fmt == "markdown" else "\n")
+    if html is not None:
+        print(st.write_page(summary, compare, html), file=sys.stderr)
+
+
+@app.command("report")
+def report_command(
+    run_id: Annotated[str, typer.Argument(help="The run to show.")],
+    html: Annotated[Path, typer.Option("--html", metavar="FILE", help="The page to write.")],
+    runs_dir: RunsDir = DEFAULT_RUNS,
+    artifact: Annotated[
+        str | None,
+        typer.Option(
+            "--artifact",
+            metavar="NAME",
+            help="In GitHub Actions: the artifact the page is uploaded as, named in the summary.",
+        ),
+    ] = None,
+) -> None:
+    """Write one run's page: its graph, timeline, loops and ledger, in one HTML file."""
+    from omg.cli import runpage
+
+    print(runpage.write_page(runs_dir, run_id, html, artifact))
 
 
 def main() -> None:

@@ -134,8 +134,7 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
         raise StateError("`omg status --fetch` runs inside a git repository (it fetches refs)")
     if run_id is not None:
         check_run_id(run_id)
-    repo.fetch(remote, ["refs/heads/omg/runs/*"])
-    runs = repo.remote_runs(remote)
+    runs = repo.fetch_runs(remote)
     if run_id is not None:
         if run_id not in runs:
             raise StateError(

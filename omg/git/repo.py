@@ -12,7 +12,7 @@ import pygit2
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError, MovedOn, Unreadable
-from omg.git import books, locks, notes, runbranch, worktrees
+from omg.git import books, locks, notes, runbranch, runscan, worktrees
 from omg.git import lease as leases
 from omg.git import remote as remotes
 from omg.git.edge import translated
@@ -170,6 +170,13 @@ class RunRepo:
         with self._lock, translated(f"reading the event log of run {run_id}", _FIX):
             return runbranch.read_log(self._repo, run_id, ref)
 
+    def run_records(self, remote: str | None = None) -> list[runscan.RunBlobs]:
+        """Every run's state.json and event log as its branch holds them — the local run
+        branches, or ``remote``'s as last fetched — read from the trees; nothing is written."""
+        with self._lock, translated("reading the run branches", _FIX):
+            heads = runscan.local_heads(self._repo) if remote is None else self.remote_runs(remote)
+            return list(runscan.read_all(self._repo, heads))
+
     def _ignore_omg(self, run_dir: Path) -> None:
         if run_dir.resolve().is_relative_to(self.root / ".omg"):
             ensure_ignored(self.root / NAME)  # a run dir must never show in `git status`
@@ -215,6 +222,12 @@ class RunRepo:
         """Commit ``sha``'s tree as files (a graph loaded from it reads nothing on disk)."""
         with self._lock, translated(f"reading commit {sha[:12]} in {self.root}", _FIX):
             return TreeFiles(self._repo, sha)
+
+    def fetch_runs(self, remote: str) -> dict[str, str]:
+        """Fetch every run branch of ``remote`` into ``refs/remotes/`` (no local branch is
+        written); then its run branches as this repository holds them, id → commit."""
+        self.fetch(remote, [f"{HEADS}omg/runs/*"])
+        return self.remote_runs(remote)
 
     def remote_run_head(self, remote: str, run_id: str) -> str | None:
         """After a fetch or push: ``refs/remotes/<remote>/omg/runs/<run_id>``, or None.

@@ -98,6 +98,18 @@ def output_file(env: Mapping[str, str]) -> Path | None:
     return Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None
 
 
+def step_summary(env: Mapping[str, str]) -> tuple[Path, str] | None:
+    """GITHUB_STEP_SUMMARY and this workflow run's page ('' when unknown), for a command that
+    also runs outside Actions (None there)."""
+    if not env.get("GITHUB_STEP_SUMMARY"):
+        return None
+    try:
+        url = actions(env).run_url
+    except UsageError:
+        url = ""
+    return Path(env["GITHUB_STEP_SUMMARY"]), url
+
+
 def actions(env: Mapping[str, str]) -> Actions:
     """The job's GitHub context; a UsageError when omg is not running inside GitHub Actions."""
     missing = [k for k in ("GITHUB_EVENT_NAME", "GITHUB_REPOSITORY") if not env.get(k)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 from kit import omg_in_process
 
-from .kit import TOKEN, Repo
+from .kit import TOKEN, Job, Repo
 from .test_commit_status import GATED_CHAIN
 
 Make = Callable[[str], Repo]
@@ -28,10 +28,9 @@ def local_view(clone: Path) -> tuple[dict[str, str], list[str]]:
     return refs, files
 
 
-def test_status_fetch_lists_the_remotes_runs_and_shows_one_ledger(
-    github: Make, tmp_path: Path
-) -> None:
-    gh = github(GATED_CHAIN)
+def pr_runs(gh: Repo) -> tuple[str, Job]:
+    """Two runs of PR 2 in CI: the first head's (superseded), and the second's, its gate
+    approved by a comment and its next leg dispatched; the first head and the paused leg."""
     old = gh.push_pr(2, {"code.txt": "v1\n"})
     gh.run("pull_request", gh.pr_event("opened", 2))
     gh.push_pr(2, {"code.txt": "v2\n"})
@@ -40,12 +39,11 @@ def test_status_fetch_lists_the_remotes_runs_and_shows_one_ledger(
     cmt = gh.comment_event(2, f"/omg approve ok @{ref7}", "octocat", "MEMBER")
     cont = gh.run("issue_comment", cmt, actor="octocat", extra={"OMG_MAX_NODES": "1"})
     assert cont.outputs["next"] == "dispatch", cont.stderr
-    gh.push_pr(3, {"code.txt": "v3\n"}, branch="other")
-    passed = gh.run(
-        "workflow_dispatch", gh.dispatch_event({"graph": "graphs/pr.yaml", "run-id": "by-hand"})
-    )
-    assert passed.outputs["status"] == "paused", passed.stderr  # this graph has a gate
+    return old, paused
 
+
+def laptop_of(gh: Repo, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A clone of main on a laptop, and an environment that may fetch from the remote."""
     laptop = tmp_path / "laptop"
     gh.checkout(laptop, "refs/heads/main", None)
     env = {
@@ -54,6 +52,21 @@ def test_status_fetch_lists_the_remotes_runs_and_shows_one_ledger(
         "GITHUB_TOKEN": TOKEN,
         "GITHUB_SERVER_URL": gh.server.url.rsplit("/", 1)[0],
     }
+    return laptop, env
+
+
+def test_status_fetch_lists_the_remotes_runs_and_shows_one_ledger(
+    github: Make, tmp_path: Path
+) -> None:
+    gh = github(GATED_CHAIN)
+    old, paused = pr_runs(gh)
+    gh.push_pr(3, {"code.txt": "v3\n"}, branch="other")
+    passed = gh.run(
+        "workflow_dispatch", gh.dispatch_event({"graph": "graphs/pr.yaml", "run-id": "by-hand"})
+    )
+    assert passed.outputs["status"] == "paused", passed.stderr  # this graph has a gate
+
+    laptop, env = laptop_of(gh, tmp_path)
     before = local_view(laptop)
     done = omg_in_process("status", "--fetch", "origin", cwd=laptop, env=env)
     assert done.returncode == 0, done.stderr

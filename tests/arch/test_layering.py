@@ -44,6 +44,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
+    "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
+    "pages": {"stats", "graph", "schedule", "state", "kinds", "records", "graphdata"},
     "leg": {
         "fastschema",
         "strictjson",
@@ -76,6 +78,8 @@ MAY_IMPORT: dict[str, set[str]] = {
         "leg",
         "matrix",
         "stubmodel",
+        "stats",
+        "pages",
         "kinds",
         "errors",
         "dotomg",
@@ -115,6 +119,17 @@ PURE = (
     "github/commitstatus.py",
     "github/words.py",
     "graph/workflows.py",
+    "stats/facts.py",
+    "stats/figures.py",
+    "stats/summary.py",
+    "stats/compare.py",
+    "stats/tables.py",
+    "pages/page.py",
+    "pages/svg.py",
+    "pages/drawing.py",
+    "pages/timeline.py",
+    "pages/runpage.py",
+    "pages/statspage.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 

@@ -219,7 +219,8 @@ def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
 def test_the_action_exposes_every_output_and_passes_every_input_through_env() -> None:
     doc = load(ACTION)
     assert doc["runs"]["using"] == "composite"
-    assert set(doc["outputs"]) == {*OUTPUT_NAMES, *FANOUT_OUTPUT_NAMES}
+    # and the action's own: the omg it installed, for later steps of the job
+    assert set(doc["outputs"]) == {*OUTPUT_NAMES, *FANOUT_OUTPUT_NAMES, "omg"}
     [leg] = [s for s in doc["runs"]["steps"] if s.get("id") == "leg"]
     env = leg["env"]
     [claude] = [s for s in doc["runs"]["steps"] if s.get("id") == "claude"]
@@ -318,3 +319,36 @@ def test_the_fanout_workflow_runs_a_wave_as_plan_then_the_matrix_then_the_fold()
     assert node["permissions"] == {"contents": "write"}
     assert plan["permissions"] == {"contents": "write"}
     assert fold["permissions"] == {"contents": "write", "actions": "write"}
+
+
+def test_the_action_uploads_the_runs_page_after_the_leg() -> None:
+    doc = load(ACTION)
+    names = [s.get("id") or s.get("name") for s in doc["runs"]["steps"]]
+    page, upload = doc["runs"]["steps"][-2:]
+    assert names.index("leg") < names.index("page") and page["id"] == "page"
+    assert "!cancelled()" in page["if"]  # a failed run gets its page too
+    assert '"$OMG_VENV/bin/omg" report "$RUN_ID" --html' in page["run"]
+    assert '--artifact "omg-run-$RUN_ID"' in page["run"]
+    assert upload["uses"].startswith("actions/upload-artifact@")
+    assert upload["with"]["name"] == "omg-run-${{ steps.leg.outputs.run-id }}"
+    assert upload["with"]["path"] == "${{ steps.page.outputs.dir }}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [ROOT / ".github" / "workflows" / "omg-nightly.yml", *(
+        b for b in README_WORKFLOWS if b.startswith("# .github/workflows/omg-nightly.yml"))],
+    ids=named,
+)  # fmt: skip
+def test_the_nightly_posts_the_last_weeks_statistics_after_its_leg(path: Path | str) -> None:
+    [job] = load(path)["jobs"].values()
+    ids = [s.get("id") for s in job["steps"]]
+    stats = job["steps"][-1]
+    assert ids.index("omg") == len(ids) - 2  # right after the leg
+    assert stats["env"]["OMG"] == "${{ steps.omg.outputs.omg }}"
+    assert stats["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    assert "!cancelled()" in stats["if"]  # a failed run is counted too
+    said = stats["run"].strip()
+    assert (
+        said == '"$OMG" stats --fetch origin --since 7d --format markdown >> "$GITHUB_STEP_SUMMARY"'
+    )
