@@ -16,6 +16,9 @@ from omg.graph.yamlpos import Path, Positions, json_path
 #: The most a graph's JSON form may take: the run records it in its first event, one line of
 #: events.jsonl, which a reader refuses past 1 MiB; inputs get 256 KiB of the rest.
 MAX_SNAPSHOT_BYTES = 512 * 1024
+#: The most a graph file may hold: read no further, parsed never (twice the snapshot, for
+#: comments and indentation).
+MAX_GRAPH_FILE_BYTES = 2 * MAX_SNAPSHOT_BYTES
 #: The most a run's inputs may take together, in the same event.
 MAX_INPUT_BYTES = 256 * 1024
 #: The longest node id or worktree name: each names a file or directory (``<id>.out``) and a
@@ -26,7 +29,7 @@ _BAD_REF = re.compile(r"\.\.|@\{|//|[\x00-\x20\x7f~^:?*\[\\]|^[/.-]|[/.]$|\.lock
 
 
 def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[Finding]:
-    """NUL bytes anywhere, reserved environment names, an oversized snapshot."""
+    """NUL bytes anywhere, reserved environment names, names too long for a file or a ref."""
     out = [
         _at(file, positions, p, "nul-byte", _nul(p), _node(graph, p)) for p in _nuls(graph.data, ())
     ]
@@ -48,22 +51,45 @@ def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[F
         raw = graph.data["nodes"][i]
         nested = isinstance(raw, Mapping) and isinstance(raw.get("worktree"), Mapping)
         out.extend(_names(node, i, nested, file, positions))
-    size = snapshot_bytes(graph.data)
-    if size > MAX_SNAPSHOT_BYTES:
-        path, longest = _longest(graph.data, ())
-        out.append(
-            _at(
-                file,
-                positions,
-                path,
-                "graph-too-large",
-                f"the graph takes {size:,} bytes as JSON, more than the {MAX_SNAPSHOT_BYTES:,} "
-                "a run records it in (its first event is one line of events.jsonl); the "
-                f"longest value is {json_path(path)} ({longest:,} bytes) — move long text into "
-                "a file the node reads",
-            )
-        )
     return out
+
+
+def too_large(data: Any, file: str, positions: Positions | None) -> Finding | None:
+    """The graph's JSON form past what a run records, at its longest value — checked before
+    anything is spliced, compiled or scanned, so an oversized graph costs only its reading."""
+    size = snapshot_bytes(data)
+    if size <= MAX_SNAPSHOT_BYTES:
+        return None
+    path, longest = _longest(data, ())
+    return _at(
+        file,
+        positions,
+        path,
+        "graph-too-large",
+        f"the graph takes {size:,} bytes as JSON, {more()}; the longest value is "
+        f"{json_path(path)} ({longest:,} bytes) — move long text into a file the node reads",
+    )
+
+
+def more() -> str:
+    """Why a graph's JSON form has a limit, as a refusal says it."""
+    return (
+        f"more than the {MAX_SNAPSHOT_BYTES:,} a run records it in (its first event is one "
+        "line of events.jsonl)"
+    )
+
+
+def file_too_large(file: str, size: int) -> Finding:
+    """A graph file of ``size`` bytes, past MAX_GRAPH_FILE_BYTES: refused before it is parsed."""
+    return Finding(
+        file,
+        None,
+        "error",
+        "graph-too-large",
+        f"the file holds {size:,} bytes, more than the {MAX_GRAPH_FILE_BYTES:,} a graph file "
+        f"may hold (a run records the graph in at most {MAX_SNAPSHOT_BYTES:,} bytes of JSON), "
+        "so it was not read — move long text into files the nodes read",
+    )
 
 
 def _names(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from omg.errors import UsageError
 from omg.graph.findings import Finding
+from omg.graph.limits import MAX_GRAPH_FILE_BYTES
 from omg.graph.load import check_file
 from omg.graph.yamlpos import Parsed, json_path, parse
 
@@ -80,8 +81,11 @@ def is_fragment(text: str) -> bool:
 
 
 def _text(path: Path) -> str | None:
+    """The file's text, to tell its kind; None past a graph file's size (never read whole)."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_GRAPH_FILE_BYTES + 1)
+        return None if len(raw) > MAX_GRAPH_FILE_BYTES else raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # check_file says what is wrong with it
 

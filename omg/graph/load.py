@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -11,7 +12,13 @@ from typing import Any, cast
 from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
 from omg.graph.findings import Finding
-from omg.graph.limits import MAX_INPUT_BYTES, snapshot_bytes
+from omg.graph.limits import (
+    MAX_GRAPH_FILE_BYTES,
+    MAX_INPUT_BYTES,
+    file_too_large,
+    snapshot_bytes,
+    too_large,
+)
 from omg.graph.model import FragmentUse, Graph
 from omg.graph.yamlpos import Positions, json_path, parse
 from omg.graphdata import GraphData
@@ -39,10 +46,14 @@ def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
     """Every problem of one graph file, and the graph when there is no error. Never raises."""
     file = str(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            raw = f.read(MAX_GRAPH_FILE_BYTES + 1)
+            size = max(len(raw), os.fstat(f.fileno()).st_size)
     except OSError as exc:
         why = exc.strerror or str(exc)
         return None, [Finding(file, None, "error", "unreadable", f"cannot read the file: {why}")]
+    if size > MAX_GRAPH_FILE_BYTES:
+        return None, [file_too_large(file, size)]
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -64,6 +75,9 @@ def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
     if any(p.code not in ("duplicate-key", "yaml-key") for p in parsed.problems):
         return None, found  # not YAML at all: nothing further can be judged
     data, positions = parsed.data, parsed.positions
+    big = too_large(data, file, positions)
+    if big is not None:
+        return None, [*found, big]  # before any splice, regex or shell scan pays for its size
     uses: tuple[FragmentUse, ...] = ()
     if has_uses(data) or _writes_with(data) or _WITH.search(text):
         from omg.graph.fragments import splice
@@ -111,6 +125,9 @@ def check_data(
                 "not a mapping — a graph is a mapping with name: and nodes:",
             )
         ]
+    big = too_large(data, source, positions)
+    if big is not None:
+        return None, [big]
     from omg.graph.schema import schema_findings
 
     errors = schema_findings(data, source, positions)
