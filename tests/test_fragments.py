@@ -173,3 +173,20 @@ def test_omg_graph_draws_a_spliced_loop_as_a_subgraph(tmp_path: Path) -> None:
     inner = text.index('subgraph s1["outer/inner"]')
     assert outer < inner < text.index("end", inner)
     assert text.count("\n  end") + text.count("\n    end") == 2
+
+
+def test_a_fragments_directory_may_not_be_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    outside.mkdir()
+    (outside / "evil.yaml").write_text("fragment: evil\ndescription: d\nnode:\n  run: echo\n")
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "fragments").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "g.yaml").write_text("name: g\nnodes:\n  - id: a\n    use: evil\n")
+    monkeypatch.chdir(tmp_path)
+    graph, found = check_file(Path("g.yaml"))
+    assert graph is None
+    said = [(f.file, f.line) for f in found if "reached through a symbolic link" in f.message]
+    assert said == [("g.yaml", 4)], _show(found)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,6 +84,12 @@ def read_fragment(directory: Path, name: str, root: Path) -> Loaded | str:
             f"graph's fragments directory ({_shown(directory, root)}; set fragments: to "
             "move it), never the working directory"
         )
+    if home != _unlinked(directory, root):
+        return (
+            f"the fragments directory {_shown(directory, root)} is reached through a symbolic "
+            "link — fragments are read only from the repository's own directory; replace "
+            "the link with the directory"
+        )
     if real.parent != home:
         return (
             f"{shown} is a link leading out of the fragments directory "
@@ -108,6 +115,14 @@ def read_fragment(directory: Path, name: str, root: Path) -> Loaded | str:
         frozenset(embedded_points(data)) if ok else frozenset(),
         str(data.get("description", "")) if ok else "",
     )
+
+
+def _unlinked(directory: Path, root: Path) -> Path:
+    """Where ``directory`` is when no link lies between ``root`` and it."""
+    try:
+        return Path(os.path.normpath(root.resolve() / directory.relative_to(root)))
+    except ValueError:
+        return directory
 
 
 def _shown(p: Path, root: Path) -> str:
