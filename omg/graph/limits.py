@@ -24,6 +24,12 @@ MAX_INPUT_BYTES = 256 * 1024
 #: The longest node id or worktree name: each names a file or directory (``<id>.out``) and a
 #: ref component, which a file system caps at 255 bytes.
 MAX_NAME = 100
+#: The longest graph name: a run id holds it whole (``pr-<n>-<name>-<head>`` and the other
+#: forms leave it at least 70 of their 100 characters), so two names never share an id.
+MAX_GRAPH_NAME = 64
+#: A graph name as a run id holds it: lower case, so no two names share a run directory or a
+#: ref on a file system that ignores case.
+GRAPH_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*")
 #: What git refuses in a branch name (``git check-ref-format``).
 _BAD_REF = re.compile(r"\.\.|@\{|//|[\x00-\x20\x7f~^:?*\[\\]|^[/.-]|[/.]$|\.lock$|/\.|\.lock/")
 
@@ -68,6 +74,37 @@ def too_large(data: Any, file: str, positions: Positions | None) -> Finding | No
         "graph-too-large",
         f"the graph takes {size:,} bytes as JSON, {more()}; the longest value is "
         f"{json_path(path)} ({longest:,} bytes) — move long text into a file the node reads",
+    )
+
+
+def graph_name(data: Any, file: str, positions: Positions | None) -> Finding | None:
+    """A graph's ``name:`` when it is not already the form its run ids hold (``review loop``,
+    ``Review-Loop`` and ``review-loop`` would share ``pr-1-review-loop-…``), with that form."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    if not isinstance(name, str) or not name or _is_graph_name(name):
+        return None
+    fixed = re.sub(r"[^a-z0-9._-]+", "-", name.lower())
+    fixed = re.sub(r"\.{2,}", ".", fixed).strip("-._")[:MAX_GRAPH_NAME].rstrip("-._")
+    if fixed.endswith(".lock"):
+        fixed = fixed[:-5] + "-lock"
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    return _at(
+        file,
+        positions,
+        ("name",),
+        "graph-name",
+        f"name: {shown!r} is not how a run id writes it, so graphs whose names differ only in "
+        f"spelling would share one; use at most {MAX_GRAPH_NAME} lower-case letters, digits, "
+        f"'.', '_' or '-', starting with a letter or digit"
+        + (f" — write name: {fixed}" if fixed else ""),
+    )
+
+
+def _is_graph_name(name: str) -> bool:
+    return (
+        len(name) <= MAX_GRAPH_NAME
+        and GRAPH_NAME.fullmatch(name) is not None
+        and not name.endswith((".", ".lock"))
     )
 
 

@@ -16,6 +16,7 @@ from omg.graph.limits import (
     MAX_GRAPH_FILE_BYTES,
     MAX_INPUT_BYTES,
     file_too_large,
+    graph_name,
     snapshot_bytes,
     too_large,
 )
@@ -78,6 +79,9 @@ def check_file(path: Path) -> tuple[Graph | None, list[Finding]]:
     big = too_large(data, file, positions)
     if big is not None:
         return None, [*found, big]  # before any splice, regex or shell scan pays for its size
+    named = graph_name(data, file, positions)
+    if named is not None:
+        found.append(named)
     uses: tuple[FragmentUse, ...] = ()
     if has_uses(data) or _writes_with(data) or _WITH.search(text):
         from omg.graph.fragments import splice
