@@ -89,3 +89,20 @@ def test_omg_holds_a_resolved_graph_to_the_published_schema_without_use_and_with
     said = {f.message.split(" — ")[0] for f in schema_findings(data, "g.yaml", None)}
     assert {'unknown key "use" in the node', 'unknown key "with" in the node'} <= said, said
 
+
+def test_the_fragment_schema_refuses_a_key_no_graph_node_has() -> None:
+    base = {"fragment": "f", "description": "d"}
+    for body in (
+        {**base, "node": {"run": "true", "colour": "blue"}},
+        {**base, "exit": "a", "nodes": [{"id": "a", "run": "true", "timeot": "5m"}]},
+    ):
+        assert _errors(FRAGMENT, body), body
+
+
+def test_a_fragment_node_takes_exactly_the_keys_of_a_graph_node() -> None:
+    """The fragment schema lists a node's keys (an editor needs them in the file); this holds
+    the list to the graph schema's, the one source."""
+    graph_keys = set(GRAPH.schema["$defs"]["node"]["properties"])
+    props = FRAGMENT.schema["properties"]
+    assert set(props["node"]["properties"]) == graph_keys
+    assert set(props["nodes"]["items"]["properties"]) == graph_keys

@@ -55,9 +55,9 @@ def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
         if text is not None and is_script(text):
             out.append((str(p), script_findings(parse(text), str(p))))
         elif text is not None and is_fragment(text):
-            from omg.graph.fragmentfile import check_text
+            from omg.graph.fragmentbody import lint_fragment
 
-            out.append((str(p), check_text(text.encode("utf-8"), str(p))[2]))
+            out.append((str(p), lint_fragment(p)))
         else:
             out.append((str(p), check_file(p)[1]))
     return out
