@@ -211,7 +211,7 @@ class _Splicer(SpliceRecord):
         if name not in self.weights:
             self.weights[name] = weigh(u.loaded.data["node" if single else "nodes"])
         weight = self.weights[name]
-        own = set(u.site.raw)
+        own = set(u.site.raw) - {"use", "with"}  # what the node overrides, as single() does
         keep = [k for k in weight.entries if not single or k not in own]
         self.size += growth(weight, u.site.raw, u.binds, keep, loop=not single)
         if self.size <= MAX_SNAPSHOT_BYTES:
