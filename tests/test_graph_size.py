@@ -13,6 +13,7 @@ from kit import omg_in_process
 
 from omg.cli import exits
 from omg.graph.limits import MAX_SNAPSHOT_BYTES
+from omg.graph.lint import lint_files
 from omg.graph.load import check_file
 
 
@@ -121,3 +122,15 @@ def test_a_value_handed_to_every_node_of_a_loop_counts_once_per_node(tmp_path: P
     ((line, code, msg),) = errors(g)
     assert code == "graph-too-large" and line == 4
     assert "would bring the graph to about 600," in msg
+
+
+def test_omg_lint_refuses_a_fragment_file_past_its_limit_as_a_use_would(tmp_path: Path) -> None:
+    frag = tmp_path / "big.yaml"
+    frag.write_text(
+        f"fragment: big\ndescription: d\nnode:\n  run: 'true'\n  description: {'x' * 300_000}\n"
+    )
+    ((_, found),) = lint_files([frag])
+    ((line, message),) = [(f.line, f.message) for f in found if f.severity == "error"]
+    assert (
+        line is None and "holds 300,06" in message and "more than a fragment's 262,144" in message
+    )

@@ -24,7 +24,7 @@ def lint_fragment(path: Path) -> list[Finding]:
     file = str(path)
     raw = read_bytes(path, file)
     if isinstance(raw, str):
-        return [Finding(file, None, "error", "unreadable", raw)]
+        return [Finding(file, None, "error", "fragment-file", raw)]
     data, pos, found = check_text(raw, file)
     if any(f.severity == "error" for f in found):
         return found
