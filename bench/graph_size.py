@@ -4,14 +4,15 @@ binding substituted hundreds of times, a 10 MB pattern or command.
 
     python bench/graph_size.py [--quick]
 
-Each figure is one fresh process (start-up included): its wall time and its max RSS, read with
-wait4(). Every case must be refused (exit 1 for lint, 3 otherwise): a case that passes is a bug.
+Each figure is one fresh process (start-up included): its wall time, its CPU time and its peak
+resident set (VmHWM; the process reports both as it exits; Linux). Every case must be refused
+(exit 1 for lint, 3 otherwise): a case that passes is a bug. A case still working after --limit
+seconds is stopped and shown as "> LIMIT" with its peak so far.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import tempfile
@@ -20,22 +21,52 @@ from pathlib import Path
 
 from common import CHILD_ENV, OMG, report
 
+#: The child reports its own peak: /proc/self/status's VmHWM is its image's alone, where
+#: ru_maxrss would carry over the peak of the forked copy of this script from before exec.
+#: Its CPU seconds (user + system) too: on a shared machine the wall time is mostly waiting.
+_PEAK = (
+    "import atexit, resource, runpy, sys\n"
+    "def peak():\n"
+    "    use = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "    sys.stderr.write(f'\\nCPU: {use.ru_utime + use.ru_stime}\\n')\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            sys.stderr.write(line)\n"
+    "atexit.register(peak)\n"
+    "sys.argv = ['omg', *sys.argv[1:]]\n"
+    "runpy.run_module('omg', run_name='__main__')\n"
+)
 
-def measure(argv: list[str], cwd: Path) -> tuple[float, float, str]:
-    """(seconds, max RSS in MiB, the last line it printed) of one refusing process."""
+
+def measure(
+    argv: list[str], cwd: Path, limit: float
+) -> tuple[float | None, float | None, float, str]:
+    """(wall seconds — None past ``limit`` —, CPU seconds, peak resident MiB, the refusal) of
+    one omg process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        argv, cwd=cwd, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+        [OMG[0], "-c", _PEAK, *argv], cwd=cwd, env=CHILD_ENV, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        out, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        hwm = _hwm(Path(f"/proc/{proc.pid}/status").read_text())
+        proc.kill()
+        proc.communicate()
+        return None, None, hwm, "(stopped: still working)"
     took = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (1, 3):
-        raise SystemExit(f"{' '.join(argv)} exited {code}, not a refusal:\n{out[-2000:]}")
+    if proc.returncode not in (1, 3):
+        raise SystemExit(f"omg {' '.join(argv)} exited {proc.returncode}:\n{out[-2000:]}")
     said = next((ln for ln in out.splitlines() if "bytes" in ln), out.strip()[-200:])
-    return took, usage.ru_maxrss / 1024, said
+    cpu = [float(ln.split()[1]) for ln in out.splitlines() if ln.startswith("CPU: ")]
+    return took, cpu[-1] if cpu else None, _hwm(out), said
+
+
+def _hwm(text: str) -> float:
+    """The VmHWM figure in ``text`` (a /proc status), in MiB."""
+    found = [ln.split()[1] for ln in text.splitlines() if ln.startswith("VmHWM:")]
+    return int(found[-1]) / 1024 if found else float("nan")
 
 
 def build(work: Path, mb: int, uses: int) -> dict[str, Path]:
@@ -86,6 +117,7 @@ def build(work: Path, mb: int, uses: int) -> dict[str, Path]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run: 2 MB values, 20 uses")
+    ap.add_argument("--limit", type=float, default=300, help="seconds before a case is stopped")
     args = ap.parse_args()
     mb, uses = (2, 20) if args.quick else (10, 400)
     work = Path(tempfile.mkdtemp(prefix="omg-graph-size-"))
@@ -103,10 +135,17 @@ def main() -> None:
         ]
         rows, data = [], {}
         for name, argv in cases:
-            took, rss, said = measure([*OMG, *map(str, argv)], work)
-            rows.append([name, f"{took:.2f}", f"{rss:.1f}", said[:90]])
-            data[name] = {"seconds": round(took, 3), "max_rss_mib": round(rss, 1)}
-        header = ["case", "seconds", "max RSS MiB", "refusal"]
+            took, cpu, rss, said = measure([str(a) for a in argv], work, args.limit)
+            shown = f"> {args.limit:.0f}" if took is None else f"{took:.2f}"
+            rows.append(
+                [name, shown, "-" if cpu is None else f"{cpu:.2f}", f"{rss:.1f}", said[:90]]
+            )
+            data[name] = {
+                "seconds": None if took is None else round(took, 3),
+                "cpu_seconds": None if cpu is None else round(cpu, 3),
+                "peak_rss_mib": round(rss, 1),
+            }
+        header = ["case", "seconds", "CPU s", "peak RSS MiB", "refusal"]
         report("graph_size", "refusing an oversized graph", header, rows, data)
     finally:
         shutil.rmtree(work, ignore_errors=True)
