@@ -228,6 +228,19 @@ def test_omg_lint_checks_a_fragment_body_as_a_graph_using_it_would(tmp_path: Pat
     ]
 
 
+def test_a_typed_value_awaiting_its_binding_leaves_the_rest_of_the_body_judged(
+    tmp_path: Path,
+) -> None:
+    frag = tmp_path / "f.yaml"
+    frag.write_text(
+        "fragment: f\ndescription: d\nsubstitutions: [rounds, wait]\nnode:\n  run: 'true'\n"
+        "  retry: {max: '{{ with.rounds }}', on: [nonzero_exit]}\n  timeout: '{{ with.wait }}'\n"
+        "  success_check: {result_matches: '(open'}\n"
+    )
+    ((_, found),) = lint_files([frag])
+    assert [(f.line, f.code) for f in found if f.severity == "error"] == [(8, "bad-regex")]
+
+
 def test_omg_lint_checks_each_node_of_a_loop_fragment_by_its_own_rules(tmp_path: Path) -> None:
     loop = tmp_path / "loop.yaml"
     loop.write_text(

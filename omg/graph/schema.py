@@ -73,6 +73,13 @@ def _is_valid() -> Check:
     return compile_schema(graph_schema())
 
 
+@cache
+def node_check() -> Check:
+    """The compiled check of one resolved node (a fragment body's, judged before any splice)."""
+    schema = graph_schema()
+    return compile_schema(schema["$defs"]["node"], schema["$defs"])
+
+
 def schema_findings(data: Any, file: str, positions: Positions | None) -> list[Finding]:
     """Every schema violation of ``data``, translated, located, deduplicated, in file order.
 
