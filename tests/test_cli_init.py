@@ -86,3 +86,96 @@ def test_the_templates_are_the_shipped_workflows_but_for_the_pin() -> None:
                     step.pop("uses")
             doc["on"].get("pull_request", {}).pop("paths-ignore", None)
         assert made == shipped, name
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (links as where they point), to show nothing changed."""
+    out: dict[str, bytes] = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_symlink():
+            out[rel] = b"-> " + str(p.readlink()).encode()
+        elif p.is_file():
+            out[rel] = p.read_bytes()
+    return out
+
+
+def test_init_never_writes_through_a_link_planted_at_a_temporary_name(tmp_path: Path) -> None:
+    """A link waiting where a temporary file might be made leads nowhere: omg writes in a
+    directory of its own making, with names nobody could plant in advance."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    pygit2.init_repository(str(repo))
+    outside.mkdir()
+    victim = outside / "victim"
+    victim.write_text("precious\n")
+    flows = repo / ".github" / "workflows"
+    flows.mkdir(parents=True)
+    for name in WORKFLOWS:
+        (flows / f".{name}.omg-init").symlink_to(victim)
+    (repo / "graphs").mkdir()
+    (repo / "graphs" / ".review-loop.yaml.omg-init").symlink_to(victim)
+    rc, out = init(repo, "--uses", PIN)
+    assert rc == exits.PASSED, out
+    assert victim.read_text() == "precious\n"
+    for name in WORKFLOWS:
+        assert not (flows / name).is_symlink() and "omg" in (flows / name).read_text()
+    assert not [p for p in repo.iterdir() if p.name.startswith(".omg-init")]  # cleaned up
+
+
+def test_init_refuses_a_linked_directory_and_writes_nothing(tmp_path: Path) -> None:
+    for linked in (".github", ".github/workflows", "graphs", "graphs/fragments"):
+        repo, outside = tmp_path / linked.replace("/", "_") / "repo", tmp_path / "out" / linked
+        pygit2.init_repository(str(repo))
+        outside.mkdir(parents=True)
+        (repo / linked).parent.mkdir(parents=True, exist_ok=True)
+        (repo / linked).symlink_to(outside, target_is_directory=True)
+        before = _tree(repo)
+        rc, out = init(repo, "--uses", PIN)
+        assert rc == exits.REFUSED, out
+        assert f"{linked} is a symbolic link" in out and "nothing was written" in out, out
+        assert not any(outside.iterdir()), linked
+        assert _tree(repo) == before, linked
+
+
+def test_init_refuses_a_linked_file_it_did_not_make(tmp_path: Path) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "elsewhere.yml"
+    pygit2.init_repository(str(repo))
+    flows = repo / ".github" / "workflows"
+    flows.mkdir(parents=True)
+    (flows / "omg-lint.yml").symlink_to(outside)  # dangling: nothing there yet
+    rc, out = init(repo, "--uses", PIN)
+    assert rc == exits.REFUSED, out
+    assert ".github/workflows/omg-lint.yml is a symbolic link" in out
+    assert not outside.exists() and not (repo / "graphs").exists()
+
+
+def test_init_refuses_a_file_where_a_directory_goes_before_writing_anything(
+    tmp_path: Path,
+) -> None:
+    for blocker in (".github", "graphs", ".github/workflows/omg-lint.yml/"):
+        repo = tmp_path / blocker.strip("/").replace("/", "_") / "repo"
+        pygit2.init_repository(str(repo))
+        path = repo / blocker.strip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if blocker.endswith("/"):
+            path.mkdir()  # a directory where a file goes
+        else:
+            path.write_text("not a directory\n")
+        before = _tree(repo)
+        rc, out = init(repo, "--uses", PIN)
+        assert rc == exits.REFUSED, out
+        assert blocker.strip("/") in out and "nothing was written" in out, out
+        assert _tree(repo) == before, blocker
+
+
+def test_init_keeps_a_file_that_is_not_utf8_and_never_crashes(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    pygit2.init_repository(str(repo))
+    mine = repo / "graphs" / "review-loop.yaml"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"name: \xff\xfe mine\n")
+    rc, out = init(repo, "--uses", PIN)
+    assert rc == exits.REFUSED, out
+    assert "kept       graphs/review-loop.yaml: it differs" in out
+    assert mine.read_bytes() == b"name: \xff\xfe mine\n"
+    assert (repo / ".github" / "workflows" / "omg-review.yml").is_file()

@@ -173,3 +173,104 @@ def test_omg_graph_draws_a_spliced_loop_as_a_subgraph(tmp_path: Path) -> None:
     inner = text.index('subgraph s1["outer/inner"]')
     assert outer < inner < text.index("end", inner)
     assert text.count("\n  end") + text.count("\n    end") == 2
+
+
+def test_a_fragments_directory_may_not_be_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    outside.mkdir()
+    (outside / "evil.yaml").write_text("fragment: evil\ndescription: d\nnode:\n  run: echo\n")
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "fragments").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "g.yaml").write_text("name: g\nnodes:\n  - id: a\n    use: evil\n")
+    monkeypatch.chdir(tmp_path)
+    graph, found = check_file(Path("g.yaml"))
+    assert graph is None
+    said = [(f.file, f.line) for f in found if "reached through a symbolic link" in f.message]
+    assert said == [("g.yaml", 4)], _show(found)
+
+
+BODY = """\
+fragment: body
+description: d
+substitutions: [rounds, wait]
+node:
+  run: echo hi
+  timeout: forever_and_ever
+  colour: blue
+  idle_timeout: "{{ with.wait }}"
+  retry: {max: "{{ with.rounds }}", on: [nonzero_exit]}
+"""
+
+
+def test_omg_lint_checks_a_fragment_body_as_a_graph_using_it_would(tmp_path: Path) -> None:
+    """Lint on the fragment file finds what a graph using it is refused for, at the same
+    lines; a value a binding has yet to give is left to the splice."""
+    (tmp_path / ".git").mkdir()
+    frag = tmp_path / "graphs" / "fragments" / "body.yaml"
+    frag.parent.mkdir(parents=True)
+    frag.write_text(BODY)
+    ((_, alone),) = lint_files([frag])
+    assert {(f.line, f.code) for f in alone if f.severity == "error"} == {(7, "unknown-key")}
+    frag.write_text(BODY.replace("  colour: blue\n", ""))
+    ((_, alone),) = lint_files([frag])
+    assert [(f.line, f.code, f.path) for f in alone if f.severity == "error"] == [
+        (6, "bad-value", "$.node.timeout")
+    ]
+    g = tmp_path / "g.yaml"
+    g.write_text("name: g\nnodes:\n  - id: a\n    use: body\n    with: {rounds: 2, wait: 1m}\n")
+    ((_, used),) = lint_files([g])
+    errors = [f for f in used if f.severity == "error"]
+    assert [(f.line, f.message) for f in errors] == [
+        (f.line, f.message) for f in alone if f.severity == "error"
+    ]
+
+
+def test_a_typed_value_awaiting_its_binding_leaves_the_rest_of_the_body_judged(
+    tmp_path: Path,
+) -> None:
+    frag = tmp_path / "f.yaml"
+    frag.write_text(
+        "fragment: f\ndescription: d\nsubstitutions: [rounds, wait]\nnode:\n  run: 'true'\n"
+        "  retry: {max: '{{ with.rounds }}', on: [nonzero_exit]}\n  timeout: '{{ with.wait }}'\n"
+        "  success_check: {result_matches: '(open'}\n"
+    )
+    ((_, found),) = lint_files([frag])
+    assert [(f.line, f.code) for f in found if f.severity == "error"] == [(8, "bad-regex")]
+
+
+def test_omg_lint_checks_each_node_of_a_loop_fragment_by_its_own_rules(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.yaml"
+    loop.write_text(
+        "fragment: loop\ndescription: d\nexit: b\nnodes:\n"
+        "  - id: a\n    run: 'true'\n    success_check: {result_matches: '(open'}\n"
+        "  - id: b\n    depends_on: [a]\n    prompt: p\n    timeout: 200h\n"
+        "  - id: c\n    depends_on: [b]\n    use: elsewhere\n    timeout: never\n"
+    )
+    ((_, found),) = lint_files([loop])
+    got = [(f.line, f.code, f.node) for f in found if f.severity == "error"]
+    assert got == [(7, "bad-regex", "a"), (11, "bad-duration", "b")]  # c: judged with its own
+
+
+def test_an_unknown_fragment_key_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    frag = tmp_path / "f.yaml"
+    frag.write_text("fragment: f\ndescription: d\n\nnode:\n  run: 'true'\ncolour: blue\n")
+    ((_, found),) = lint_files([frag])
+    ((line, code, message),) = [(f.line, f.code, f.message) for f in found]
+    assert (line, code) == (6, "unknown-key")
+    assert message.startswith('unknown key "colour" in the fragment — allowed keys: fragment')
+
+
+def test_an_unknown_key_in_a_fragment_node_is_refused_with_the_keys_it_may_hold(
+    tmp_path: Path,
+) -> None:
+    frag = tmp_path / "f.yaml"
+    frag.write_text(
+        "fragment: f\ndescription: d\nexit: a\nnodes:\n  - id: a\n    run: 'true'\n    timeot: 5m\n"
+    )
+    ((_, found),) = lint_files([frag])
+    ((line, message),) = [(f.line, f.message) for f in found]
+    assert line == 7
+    assert message.startswith('unknown key "timeot" in nodes[0] — did you mean "timeout"?')

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from omg import graphdata
+from omg.graph.schema import graph_schema
 
 SCHEMAS = Path(__file__).parents[1] / "schemas"
-GRAPH = json.loads((SCHEMAS / "graph.schema.json").read_text())
+GRAPH = graph_schema()  # a resolved graph's: use: and with: are spliced away before typed reads
 FRAGMENT = json.loads((SCHEMAS / "fragment.schema.json").read_text())
 DEFS = GRAPH["$defs"]
 

@@ -41,14 +41,16 @@ def plain(text: str) -> str:
 def run_graph(
     where: Path, name: str, question: str, outputs: list[str]
 ) -> tuple[Graph, State, list[Event]]:
-    """A real `omg run`: one failing shell node per output (it prints the output), and a gate."""
+    """A real `omg run`: one failing shell node per output (it prints the output), and a gate.
+    A graph file's name is refused unless in run-id form, so the file names the run plainly and
+    the report meets ``name`` as a run's snapshot from before that rule would hand it over."""
     where.mkdir()
     nodes: list[dict[str, Any]] = []
     for i, text in enumerate(outputs):
         (where / f"out{i}.txt").write_bytes(text.encode())
         nodes.append({"id": f"n{i}", "run": f"cat out{i}.txt; exit 1"})
     nodes.append({"id": "ok", "type": "gate", "description": question})
-    doc = {"name": name, "on_fail": "continue", "concurrency": 8, "nodes": nodes}
+    doc = {"name": "run", "on_fail": "continue", "concurrency": 8, "nodes": nodes}
     (where / "graph.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
     done = subprocess.run(
         [sys.executable, "-m", "omg", "run", "graph.yaml", "--no-commit", "--run-id", "r1"],
@@ -60,7 +62,7 @@ def run_graph(
     assert done.returncode == 4, done.stderr  # paused at the gate
     rundir = RunDir(where / ".omg" / "runs" / "r1")
     state = rundir.read_state()
-    graph = graph_from_snapshot(state["graph"], state["graph_source"])
+    graph = graph_from_snapshot({**state["graph"], "name": name}, state["graph_source"])
     return graph, state, list(rundir.read_events())
 
 

@@ -44,7 +44,7 @@ class TreeFiles:
         entry = self._entry(path)
         return None if entry is None else int(entry.filemode)
 
-    def kind(self, path: Path, home: Path) -> Literal["file", "missing", "link"]:
+    def kind(self, path: Path, home: Path, root: Path) -> Literal["file", "missing", "link"]:
         mode = self._mode(path)
         if mode == FileMode.LINK:
             return "link"
@@ -56,7 +56,16 @@ class TreeFiles:
         entry = self._entry(path)
         return str(entry.id) if entry is not None and entry.type_str == "blob" else None
 
-    def read(self, path: Path) -> bytes:
+    def size(self, path: Path) -> int:
+        return self._blob(path).size
+
+    def read(self, path: Path, limit: int) -> bytes:
+        blob = self._blob(path)
+        if blob.size > limit:  # what a caller would refuse by its size: never loaded whole
+            return bytes(blob.data[: limit + 1])
+        return bytes(blob.data)
+
+    def _blob(self, path: Path) -> pygit2.Blob:
         at = f"commit {self.sha[:12]}"
         mode = self._mode(path)
         if mode == FileMode.LINK:
@@ -74,4 +83,4 @@ class TreeFiles:
                 f"{blob.size:,} bytes in {at}, more than the {self._limit:,} omg reads",
                 str(path),
             )
-        return bytes(blob.data)
+        return blob

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from omg.graph.files import DISK, Files, repo_root
 from omg.graph.findings import Finding
+from omg.graph.fragmentschema import fragment_schema_findings
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path, parse
 from omg.graphdata import FragmentData
 
-SCHEMA_FILE = Path(__file__).parents[1] / "schemas" / "fragment.schema.json"
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: A fragment file larger than this is not one a person wrote.
 MAX_FRAGMENT_BYTES = 256 * 1024
 DEFAULT_DIR = "graphs/fragments"
@@ -66,12 +63,18 @@ def read_fragment(directory: Path, name: str, root: Path, files: Files = DISK) -
     (a sentence)."""
     path = directory / f"{name}.yaml"
     shown = _shown(path, root)
-    kind = files.kind(path, directory)
+    kind = files.kind(path, directory, root)
     if kind == "missing":
         return (
             f'no fragment "{name}": {shown} does not exist — a use: resolves against the '
             f"graph's fragments directory ({_shown(directory, root)}; set fragments: to "
             "move it), never the working directory"
+        )
+    if kind == "linked-home":
+        return (
+            f"the fragments directory {_shown(directory, root)} is reached through a symbolic "
+            "link — fragments are read only from the repository's own directory; replace "
+            "the link with the directory"
         )
     if kind == "outside":
         return (
@@ -80,12 +83,9 @@ def read_fragment(directory: Path, name: str, root: Path, files: Files = DISK) -
         )
     if kind == "link":
         return f"{shown} is a link, which omg does not follow in a commit — copy the fragment in"
-    try:
-        raw = files.read(path)
-    except OSError as exc:
-        return f"cannot read {shown}: {exc.strerror or exc}"
-    if len(raw) > MAX_FRAGMENT_BYTES:
-        return f"{shown} holds {len(raw):,} bytes, more than a fragment's {MAX_FRAGMENT_BYTES:,}"
+    raw = read_bytes(path, shown, files)
+    if isinstance(raw, str):
+        return raw
     data, positions, found = check_text(raw, shown)
     ok = not any(f.severity == "error" for f in found)
     points = tuple(data.get("substitutions") or ()) if ok else ()
@@ -100,6 +100,19 @@ def read_fragment(directory: Path, name: str, root: Path, files: Files = DISK) -
         frozenset(embedded_points(data)) if ok else frozenset(),
         str(data.get("description", "")) if ok else "",
     )
+
+
+def read_bytes(path: Path, shown: str, files: Files = DISK) -> bytes | str:
+    """A fragment file's bytes, never read past its limit; else why not (a sentence)."""
+    try:
+        size = files.size(path)
+        raw = b"" if size > MAX_FRAGMENT_BYTES else files.read(path, MAX_FRAGMENT_BYTES)
+    except OSError as exc:
+        return f"cannot read {shown}: {exc.strerror or exc}"
+    size = max(size, len(raw))
+    if size > MAX_FRAGMENT_BYTES:
+        return f"{shown} holds {size:,} bytes, more than a fragment's {MAX_FRAGMENT_BYTES:,}"
+    return raw
 
 
 def _shown(p: Path, root: Path) -> str:
@@ -161,7 +174,7 @@ def check_fragment(data: Any, pos: Positions, file: str) -> list[Finding]:
         )
     if out:
         return out
-    errors = _schema(data, pos, file)
+    errors = fragment_schema_findings(data, pos, file)
     if errors:
         return errors
     stem = Path(file).stem
@@ -282,98 +295,6 @@ def _loop_rules(data: FragmentData, at: Any) -> list[Finding]:
             )
         )
     return out
-
-
-@cache
-def fragment_schema() -> dict[str, Any]:
-    """The fragment JSON Schema shipped beside the graph's."""
-    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    return schema
-
-
-def _schema(data: Any, pos: Positions, file: str) -> list[Finding]:
-    if not isinstance(data, Mapping):
-        return [
-            Finding(
-                file,
-                1,
-                "error",
-                "fragment-schema",
-                "a fragment is a mapping with fragment:, description: and node: or nodes: + exit:",
-            )
-        ]
-    if _plainly_valid(data):
-        return []
-    from jsonschema import Draft202012Validator
-
-    out = []
-    for err in Draft202012Validator(fragment_schema()).iter_errors(data):
-        where = tuple(err.absolute_path)
-        line, col = pos.at(where)
-        said = json_path(where)[1:].lstrip(".") or "the fragment"
-        msg = err.message
-        if err.validator == "oneOf":
-            msg = "a fragment holds either node: (one node) or nodes: and exit: (a loop)"
-        elif err.validator == "not" and where == ("node",):
-            banned = [
-                k for k in ("id", "depends_on", "feedback", "cwd", "worktree") if k in data["node"]
-            ]
-            line, col = pos.at(("node", *banned[:1]))
-            msg = (
-                "a single-node fragment may not set id, depends_on, feedback, cwd or "
-                "worktree — the using node supplies them"
-            )
-        out.append(
-            Finding(
-                file,
-                line,
-                "error",
-                "fragment-schema",
-                f"{said}: {msg}",
-                None,
-                col,
-                json_path(where),
-            )
-        )
-    return out
-
-
-def _plainly_valid(data: Mapping[str, object]) -> bool:
-    """The schema's verdict for a sound fragment, without importing jsonschema (lint stays
-    fast); anything unusual is left to the full check, which explains it."""
-    keys = set(data)
-    name = data.get("fragment")
-    text = data.get("description")
-    subs = data.get("substitutions", [])
-    if not (
-        keys <= {"fragment", "description", "substitutions", "node", "nodes", "exit"}
-        and isinstance(name, str)
-        and NAME.fullmatch(name)
-        and isinstance(text, str)
-        and text.strip()
-        and len(text) <= 500
-        and isinstance(subs, list)
-        and len(subs) == len(set(map(str, subs))) <= 50
-        and all(isinstance(p, str) and NAME.fullmatch(p) and len(p) <= 64 for p in subs)
-    ):
-        return False
-    if "node" in data:
-        node = data["node"]
-        banned = {"id", "depends_on", "feedback", "cwd", "worktree"}
-        return (
-            keys.isdisjoint({"nodes", "exit"}) and isinstance(node, dict) and not banned & set(node)
-        )
-    nodes, exit_ = data.get("nodes"), data.get("exit")
-    return (
-        isinstance(nodes, list)
-        and 1 <= len(nodes) <= 100
-        and all(
-            isinstance(n, dict) and isinstance(n.get("id"), str) and NAME.fullmatch(n["id"])
-            for n in nodes
-        )
-        and isinstance(exit_, str)
-        and NAME.fullmatch(exit_) is not None
-    )
 
 
 def embedded_points(data: Any) -> set[str]:

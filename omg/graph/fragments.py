@@ -12,9 +12,11 @@ from omg.graph.files import DISK, Files
 from omg.graph.findings import Finding
 from omg.graph.fragmentfile import Loaded, fragments_dir, read_fragment, strings
 from omg.graph.fragmentuse import MAX_CHAIN, bindings, refused
+from omg.graph.limits import MAX_SNAPSHOT_BYTES, more, snapshot_bytes
 from omg.graph.model import FragmentUse
 from omg.graph.namespacing import alias, namespace
 from omg.graph.splicebase import Site, SpliceRecord, join, node_id
+from omg.graph.splicesize import Weight, growth, weigh
 from omg.graph.substitution import WITH_ANY, substitute
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions
@@ -82,6 +84,7 @@ def splice(data: Any, positions: Positions, file: str, files: Files = DISK) -> S
     root = files.root(Path(file))
     s.dir = fragments_dir(root, where if isinstance(where, str) else "graphs/fragments")
     s.root = root
+    s.size = snapshot_bytes(data)
     out_pos = Positions(dict(positions.keys), dict(positions.blocks))
     nodes = s.level(data["nodes"], positions, ("nodes",), file, "", (), "", out_pos, ("nodes",))
     out = {**data, "nodes": nodes}
@@ -100,6 +103,10 @@ class _Splicer(SpliceRecord):
         self.root = Path()
         self.count = 0
         self.last_exits: dict[str, str] = {}
+        self.size = 0  # the resolved graph's JSON bytes, projected use by use
+        self.over = False  # a use would pass MAX_SNAPSHOT_BYTES: nothing more is spliced
+        self.read: dict[str, Loaded | str] = {}  # each fragment read once, by name
+        self.weights: dict[str, Weight] = {}
 
     # -- one list of nodes (the graph's, or a fragment's) -----------------------------------
     def level(
@@ -120,6 +127,8 @@ class _Splicer(SpliceRecord):
         out: list[Any] = []
         exits: dict[str, str] = {}  # a multi-node using id → its exit's id
         for i, raw in enumerate(nodes):
+            if self.over:
+                return out
             if isinstance(raw, Mapping) and "with" in raw and "use" not in raw:
                 self.error(
                     file,
@@ -172,7 +181,9 @@ class _Splicer(SpliceRecord):
             return [], None
         name = str(site.raw["use"])
         cite = f"{site.file}:{site.pos.at((*site.at, 'use'))[0]} use: {name}"
-        loaded = read_fragment(self.dir, name, self.root, self.files)
+        if name not in self.read:
+            self.read[name] = read_fragment(self.dir, name, self.root, self.files)
+        loaded = self.read[name]
         if isinstance(loaded, str):
             self.at_site(site, "use", "fragment-missing", loaded)
             return [], None
@@ -190,9 +201,35 @@ class _Splicer(SpliceRecord):
         if binds is None:
             return [], None
         u = Use(site, loaded, binds, fvia, (*chain, cite), ns, out_pos, out_at, j)
+        if not self.fits(u):
+            return [], None
         if "node" in loaded.data:
             return self.single(u), None
         return self.multi(u)
+
+    def fits(self, u: Use) -> bool:
+        """Whether the graph, with ``u`` spliced, stays within what a run records — projected
+        from the fragment's weight and the bound values, before anything is built."""
+        name, single = u.loaded.name, "node" in u.loaded.data
+        if name not in self.weights:
+            self.weights[name] = weigh(u.loaded.data["node" if single else "nodes"])
+        weight = self.weights[name]
+        own = set(u.site.raw) - {"use", "with"}  # what the node overrides, as single() does
+        keep = [k for k in weight.entries if not single or k not in own]
+        self.size += growth(weight, u.site.raw, u.binds, keep, loop=not single)
+        if self.size <= MAX_SNAPSHOT_BYTES:
+            return True
+        self.over = True
+        self.at_site(
+            u.site,
+            "use",
+            "graph-too-large",
+            f'splicing fragment "{name}" here would bring the graph to about {self.size:,} '
+            f"bytes as JSON, {more()}; it was refused before it was built and nothing after "
+            "it was spliced — use the fragment fewer times, or move long text into files the "
+            "nodes read",
+        )
+        return False
 
     def shown(self, p: Path) -> str:
         try:

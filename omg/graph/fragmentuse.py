@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from omg.graph.fragmentfile import NAME, Loaded
+from omg.graph.fragmentfile import Loaded
+from omg.graph.fragmentschema import NAME
 from omg.graph.splicebase import Site, SpliceRecord, show
 
 #: A chain of fragment files citing one another is at most this deep.

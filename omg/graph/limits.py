@@ -16,17 +16,26 @@ from omg.graph.yamlpos import Path, Positions, json_path
 #: The most a graph's JSON form may take: the run records it in its first event, one line of
 #: events.jsonl, which a reader refuses past 1 MiB; inputs get 256 KiB of the rest.
 MAX_SNAPSHOT_BYTES = 512 * 1024
+#: The most a graph file may hold: read no further, parsed never (twice the snapshot, for
+#: comments and indentation).
+MAX_GRAPH_FILE_BYTES = 2 * MAX_SNAPSHOT_BYTES
 #: The most a run's inputs may take together, in the same event.
 MAX_INPUT_BYTES = 256 * 1024
 #: The longest node id or worktree name: each names a file or directory (``<id>.out``) and a
 #: ref component, which a file system caps at 255 bytes.
 MAX_NAME = 100
+#: The longest graph name: a run id holds it whole (``pr-<n>-<name>-<head>`` and the other
+#: forms leave it at least 70 of their 100 characters), so two names never share an id.
+MAX_GRAPH_NAME = 64
+#: A graph name as a run id holds it: lower case, so no two names share a run directory or a
+#: ref on a file system that ignores case.
+GRAPH_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*")
 #: What git refuses in a branch name (``git check-ref-format``).
 _BAD_REF = re.compile(r"\.\.|@\{|//|[\x00-\x20\x7f~^:?*\[\\]|^[/.-]|[/.]$|\.lock$|/\.|\.lock/")
 
 
 def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[Finding]:
-    """NUL bytes anywhere, reserved environment names, an oversized snapshot."""
+    """NUL bytes anywhere, reserved environment names, names too long for a file or a ref."""
     out = [
         _at(file, positions, p, "nul-byte", _nul(p), _node(graph, p)) for p in _nuls(graph.data, ())
     ]
@@ -48,22 +57,76 @@ def check_limits(graph: Graph, file: str, positions: Positions | None) -> list[F
         raw = graph.data["nodes"][i]
         nested = isinstance(raw, Mapping) and isinstance(raw.get("worktree"), Mapping)
         out.extend(_names(node, i, nested, file, positions))
-    size = snapshot_bytes(graph.data)
-    if size > MAX_SNAPSHOT_BYTES:
-        path, longest = _longest(graph.data, ())
-        out.append(
-            _at(
-                file,
-                positions,
-                path,
-                "graph-too-large",
-                f"the graph takes {size:,} bytes as JSON, more than the {MAX_SNAPSHOT_BYTES:,} "
-                "a run records it in (its first event is one line of events.jsonl); the "
-                f"longest value is {json_path(path)} ({longest:,} bytes) — move long text into "
-                "a file the node reads",
-            )
-        )
     return out
+
+
+def too_large(data: Any, file: str, positions: Positions | None) -> Finding | None:
+    """The graph's JSON form past what a run records, at its longest value — checked before
+    anything is spliced, compiled or scanned, so an oversized graph costs only its reading."""
+    size = snapshot_bytes(data)
+    if size <= MAX_SNAPSHOT_BYTES:
+        return None
+    path, longest = _longest(data, ())
+    return _at(
+        file,
+        positions,
+        path,
+        "graph-too-large",
+        f"the graph takes {size:,} bytes as JSON, {more()}; the longest value is "
+        f"{json_path(path)} ({longest:,} bytes) — move long text into a file the node reads",
+    )
+
+
+def graph_name(data: Any, file: str, positions: Positions | None) -> Finding | None:
+    """A graph's ``name:`` when it is not already the form its run ids hold (``review loop``,
+    ``Review-Loop`` and ``review-loop`` would share ``pr-1-review-loop-…``), with that form."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    if not isinstance(name, str) or not name or _is_graph_name(name):
+        return None
+    fixed = re.sub(r"[^a-z0-9._-]+", "-", name.lower())
+    fixed = re.sub(r"\.{2,}", ".", fixed).strip("-._")[:MAX_GRAPH_NAME].rstrip("-._")
+    if fixed.endswith(".lock"):
+        fixed = fixed[:-5] + "-lock"
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    return _at(
+        file,
+        positions,
+        ("name",),
+        "graph-name",
+        f"name: {shown!r} is not how a run id writes it, so graphs whose names differ only in "
+        f"spelling would share one; use at most {MAX_GRAPH_NAME} lower-case letters, digits, "
+        f"'.', '_' or '-', starting with a letter or digit"
+        + (f" — write name: {fixed}" if fixed else ""),
+    )
+
+
+def _is_graph_name(name: str) -> bool:
+    return (
+        len(name) <= MAX_GRAPH_NAME
+        and GRAPH_NAME.fullmatch(name) is not None
+        and not name.endswith((".", ".lock"))
+    )
+
+
+def more() -> str:
+    """Why a graph's JSON form has a limit, as a refusal says it."""
+    return (
+        f"more than the {MAX_SNAPSHOT_BYTES:,} a run records it in (its first event is one "
+        "line of events.jsonl)"
+    )
+
+
+def file_too_large(file: str, size: int) -> Finding:
+    """A graph file of ``size`` bytes, past MAX_GRAPH_FILE_BYTES: refused before it is parsed."""
+    return Finding(
+        file,
+        None,
+        "error",
+        "graph-too-large",
+        f"the file holds {size:,} bytes, more than the {MAX_GRAPH_FILE_BYTES:,} a graph file "
+        f"may hold (a run records the graph in at most {MAX_SNAPSHOT_BYTES:,} bytes of JSON), "
+        "so it was not read — move long text into files the nodes read",
+    )
 
 
 def _names(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from omg.errors import UsageError
 from omg.graph.findings import Finding
+from omg.graph.limits import MAX_GRAPH_FILE_BYTES
 from omg.graph.load import check_file
 from omg.graph.workflows import check as check_workflow
 from omg.graph.workflows import is_workflow
@@ -59,9 +60,9 @@ def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
         elif text is not None and is_script(text):
             out.append((str(p), script_findings(parse(text), str(p))))
         elif text is not None and is_fragment(text):
-            from omg.graph.fragmentfile import check_text
+            from omg.graph.fragmentbody import lint_fragment
 
-            out.append((str(p), check_text(text.encode("utf-8"), str(p))[2]))
+            out.append((str(p), lint_fragment(p)))
         else:
             out.append((str(p), check_file(p)[1]))
     return out
@@ -96,8 +97,11 @@ def workflow_findings(path: Path, text: str) -> list[Finding]:
 
 
 def _text(path: Path) -> str | None:
+    """The file's text, to tell its kind; None past a graph file's size (never read whole)."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_GRAPH_FILE_BYTES + 1)
+        return None if len(raw) > MAX_GRAPH_FILE_BYTES else raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # check_file says what is wrong with it
 

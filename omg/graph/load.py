@@ -12,7 +12,14 @@ from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
 from omg.graph.files import DISK, Files
 from omg.graph.findings import Finding
-from omg.graph.limits import MAX_INPUT_BYTES, snapshot_bytes
+from omg.graph.limits import (
+    MAX_GRAPH_FILE_BYTES,
+    MAX_INPUT_BYTES,
+    file_too_large,
+    graph_name,
+    snapshot_bytes,
+    too_large,
+)
 from omg.graph.model import FragmentUse, Graph
 from omg.graph.yamlpos import Positions, json_path, parse
 from omg.graphdata import GraphData
@@ -41,10 +48,14 @@ def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Find
     ``files``: where it and its fragments are read (the disk, or a commit's tree)."""
     file = str(path)
     try:
-        raw = files.read(path)
+        size = files.size(path)
+        raw = b"" if size > MAX_GRAPH_FILE_BYTES else files.read(path, MAX_GRAPH_FILE_BYTES)
+        size = max(size, len(raw))
     except OSError as exc:
         why = exc.strerror or str(exc)
         return None, [Finding(file, None, "error", "unreadable", f"cannot read the file: {why}")]
+    if size > MAX_GRAPH_FILE_BYTES:
+        return None, [file_too_large(file, size)]
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -66,6 +77,12 @@ def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Find
     if any(p.code not in ("duplicate-key", "yaml-key") for p in parsed.problems):
         return None, found  # not YAML at all: nothing further can be judged
     data, positions = parsed.data, parsed.positions
+    big = too_large(data, file, positions)
+    if big is not None:
+        return None, [*found, big]  # before any splice, regex or shell scan pays for its size
+    named = graph_name(data, file, positions)
+    if named is not None:
+        found.append(named)
     uses: tuple[FragmentUse, ...] = ()
     if has_uses(data) or _writes_with(data) or _WITH.search(text):
         from omg.graph.fragments import splice
@@ -113,6 +130,9 @@ def check_data(
                 "not a mapping — a graph is a mapping with name: and nodes:",
             )
         ]
+    big = too_large(data, source, positions)
+    if big is not None:
+        return None, [big]
     from omg.graph.schema import schema_findings
 
     errors = schema_findings(data, source, positions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator, Mapping
 from datetime import date
@@ -20,10 +21,29 @@ KINDS = "a node is exactly one of agent (prompt:), shell (run:) or gate (type: g
 Issue = tuple[DataPath, str, str]  # (data path, code, message)
 
 
+#: What only a graph as written holds: a fragment's use and its bindings, which the splice
+#: replaces before the schema judges the graph (the published schema's ``useNode`` branch).
+AUTHORED = ("use", "with")
+
+
+@cache
+def published_schema() -> dict[str, Any]:
+    """schemas/graph.schema.json as shipped: a graph as written, `use:` and `with:` included."""
+    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return schema
+
+
 @cache
 def graph_schema() -> dict[str, Any]:
-    """The graph JSON Schema shipped as package data."""
-    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    """The schema a resolved graph (a spliced file, a run's snapshot) is held to: the published
+    one without what only a graph as written holds — derived, so one file is the source."""
+    schema = copy.deepcopy(published_schema())
+    defs = schema["$defs"]
+    del defs["useNode"]
+    defs["node"]["oneOf"] = [b for b in defs["node"]["oneOf"] if b != {"$ref": "#/$defs/useNode"}]
+    for name in ("node", "agentNode", "shellNode", "gateNode"):
+        for key in AUTHORED:
+            defs[name]["properties"].pop(key, None)
     return schema
 
 
@@ -51,6 +71,13 @@ def _inlined(node: Any, defs: Mapping[str, Any]) -> Any:
 @cache
 def _is_valid() -> Check:
     return compile_schema(graph_schema())
+
+
+@cache
+def node_check() -> Check:
+    """The compiled check of one resolved node (a fragment body's, judged before any splice)."""
+    schema = graph_schema()
+    return compile_schema(schema["$defs"]["node"], schema["$defs"])
 
 
 def schema_findings(data: Any, file: str, positions: Positions | None) -> list[Finding]:
@@ -145,7 +172,7 @@ def _translate(err: Any, data: Any, hint: str) -> Iterator[Issue]:
     elif kw == "additionalProperties":
         allowed = list(schema.get("properties", {}))
         for key in (k for k in inst if k not in allowed):
-            yield (*path, key), "unknown-key", _unknown(key, allowed, field)
+            yield (*path, key), "unknown-key", unknown_key(key, allowed, field)
     elif kw == "required":
         for key in (k for k in err.validator_value if k not in inst):
             about = _describe(schema.get("properties", {}).get(key))
@@ -237,7 +264,8 @@ def _kind(path: DataPath, node: Any) -> Iterator[Issue]:
         yield (*path, extra[0]), "node-kind", f"a shell node (run:) does not take {keys} — {why}"
 
 
-def _unknown(key: str, allowed: list[str], parent: str) -> str:
+def unknown_key(key: str, allowed: list[str], parent: str) -> str:
+    """An unknown key named, with the closest allowed one when there is one, and every key."""
     import difflib
 
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)

@@ -50,6 +50,17 @@ def validate(graph: Graph, file: str, positions: Positions | None = None) -> lis
     return out
 
 
+def node_rules(graph: Graph, file: str, positions: Positions | None = None) -> list[Finding]:
+    """Each node's own rules alone, none about another node: what a fragment's body is held
+    to before any graph uses it."""
+    at = Locator(graph, file, positions)
+    return [
+        at.finding(code, msg, n.id, field, index=i)
+        for i, n in enumerate(graph.nodes)
+        for code, field, msg in _node(n)
+    ]
+
+
 def _structure(graph: Graph, at: Locator) -> Iterator[Finding]:
     first: dict[str, int] = {}
     for i, n in enumerate(graph.nodes):

@@ -96,8 +96,8 @@ def load(repo: RunRepo, remote: str, pr: Base, path: Path) -> PrGraph:
     at = f"{pr.base_ref or 'the base'} @{pr.base_sha[:7]}"
     ours, found = check_file(path, base)
     theirs, lint = check_file(path, head)
-    if base.kind(path, path.parent) == "missing":
-        if head.kind(path, path.parent) == "missing":
+    if base.kind(path, path.parent, Path()) == "missing":
+        if head.kind(path, path.parent, Path()) == "missing":
             raise GraphError(
                 f"{path} is neither in the base ({at}) nor in the head of PR #{pr.number}; "
                 "name the graph file of the action's `graph` input as the repository has it"
@@ -113,10 +113,10 @@ def load(repo: RunRepo, remote: str, pr: Base, path: Path) -> PrGraph:
         )
     changed = _changed(path, ours, theirs, base, head)
     change = _record(changed, lint) if changed or theirs is None else None
-    if head.kind(path, path.parent) == "missing":  # removed: nothing of it to lint
+    if head.kind(path, path.parent, Path()) == "missing":  # removed: nothing of it to lint
         gone = f"{path}: the pull request removes this graph file"
         change = {"files": [str(path)], "errors": 0, "warnings": 0, "findings": [gone]}
-    digest = hashlib.sha256(base.read(path)).hexdigest()
+    digest = hashlib.sha256(base.read(path, base.size(path))).hexdigest()
     advice = [f for f in found if f.severity != "error"]
     return PrGraph(path, pr, ours, advice, digest, change)
 

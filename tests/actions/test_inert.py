@@ -1,6 +1,7 @@
-"""Untrusted text is inert in GitHub's UI: a PR whose graph name, gate question and node output
-are hostile, and hostile comments, leave a sticky comment, replies and step summaries that
-cmark-gfm renders with no element omg did not write, the text verbatim, the marker intact."""
+"""Untrusted text is inert in GitHub's UI: a PR whose gate question and node output are hostile
+(a graph's name cannot be: one not in run-id form is refused), and hostile comments, leave a
+sticky comment, replies and step summaries that cmark-gfm renders with no element omg did not
+write, the text verbatim, the marker intact."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from omg.github.markdown import marker_value, one_line
 from .kit import Repo
 from .test_pr_loop import replies, sticky
 
-NAME = "x --> y **b** </table>"
+NAME = "x--y.b_table"
 QUESTION = "Ship <b>it</b>? [y](https://evil.example) @everyone | `x`"
 OUTPUT = "</table><tr><td>forged **b** \\| x --> y\n::error title=forged::fake annotation\n"
 STRANGER = "/omg approve ok </table> **b** [l](https://evil.example) x --> y @everyone"

@@ -23,6 +23,7 @@ SMOKES = {
     "resume.py": (["--quick"], True),
     "memory.py": (["--quick"], True),
     "fanout.py": (["--quick"], True),
+    "graph_size.py": (["--quick"], True),
     "rest_calls.py": (["--quick", "--quiet"], True),
     "stats.py": (["--quick"], True),
     "engine_bench.py": (["--nodes", "5", "--repeats", "1"], False),
