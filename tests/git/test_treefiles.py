@@ -70,12 +70,12 @@ def test_what_a_tree_path_is_and_what_reading_it_says(
         },
     )
     files = TreeFiles(repo, sha, limit=64)
-    assert files.kind(Path(path), Path(path).parent) == kind
+    assert files.kind(Path(path), Path(path).parent, Path()) == kind
     if not error:
-        assert files.read(Path(path)) == GRAPH.encode()
+        assert files.read(Path(path), 1 << 20) == GRAPH.encode()
         return
     with pytest.raises(OSError) as caught:
-        files.read(Path(path))
+        files.read(Path(path), 1 << 20)
     assert error in str(caught.value.strerror) and sha[:12] in str(caught.value.strerror)
 
 
@@ -104,7 +104,7 @@ def test_a_commit_the_clone_lacks_is_fetched_by_its_id(tmp_path: Path, bare: Pat
     theirs = runner(tmp_path / "c")
     assert not theirs.has_commit(first)
     assert theirs.fetch_commit("origin", first, "refs/heads/main")
-    assert theirs.files_at(first).read(Path("graphs/g.yaml")) == GRAPH.encode()
+    assert theirs.files_at(first).read(Path("graphs/g.yaml"), 1 << 20) == GRAPH.encode()
     missing = "0" * 40
     assert not theirs.fetch_commit("origin", missing, "refs/heads/nowhere")
     assert os.listdir(tmp_path / "c") == [".git"]  # nothing checked out or written there
