@@ -14,7 +14,12 @@ Usage: omg [OPTIONS] COMMAND [ARGS]...
   Run graphs of agent sessions and shell checks inside git, one leg at a time.
 
 Options:
-  --help  Show this message and exit.
+  --version             Print omg's version (and the commit it was installed
+                        from) and exit.
+  --install-completion  Install completion for the current shell.
+  --show-completion     Show completion for the current shell, to copy it or
+                        customize the installation.
+  --help                Show this message and exit.
 
 Commands:
   lint        Check graph files: schema, semantic rules and advisories.
@@ -33,11 +38,16 @@ Commands:
 
 
 def main() -> None:
-    """The `omg` console script. `omg --help` and `omg lint` (a pre-commit hook) take fast
-    paths that never import typer; everything else goes through the typer app."""
+    """The `omg` console script. `omg --help`, `omg --version` and `omg lint` (a pre-commit
+    hook) take fast paths that never import typer; everything else goes through the typer app."""
     args = sys.argv[1:]
     if args == ["--help"]:
         sys.stdout.write(HELP)
+        return
+    if args == ["--version"]:
+        from omg.cli.version import describe
+
+        sys.stdout.write(describe() + "\n")
         return
     if args[:1] == ["lint"] and "--help" not in args and "-h" not in args:
         from omg.cli.lint import main as lint

@@ -31,7 +31,6 @@ app = typer.Typer(
     name="omg",
     help="Run graphs of agent sessions and shell checks inside git, one leg at a time.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -82,6 +81,29 @@ Rehearse = Annotated[
 
 def _exit(code: int) -> NoReturn:
     raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from omg.cli.version import describe
+
+        print(describe())
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_version,
+            help="Print omg's version (and the commit it was installed from) and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Run graphs of agent sessions and shell checks inside git, one leg at a time."""
 
 
 @app.command()
