@@ -19,7 +19,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
 
-from omg.cli import exits
+from omg.cli import complete, exits
 from omg.cli.next import next_step
 from omg.errors import OmgError, UsageError
 
@@ -222,12 +222,18 @@ def run(
 
 @app.command()
 def resume(
-    run_id: Annotated[str, typer.Argument(help="The run to continue.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run to continue.", autocompletion=complete.runs)
+    ],
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Re-run failed nodes; re-arm exhausted loops.")
     ] = False,
-    approve: Annotated[str | None, typer.Option("--approve", metavar="GATE")] = None,
-    reject: Annotated[str | None, typer.Option("--reject", metavar="GATE")] = None,
+    approve: Annotated[
+        str | None, typer.Option("--approve", metavar="GATE", autocompletion=complete.gates)
+    ] = None,
+    reject: Annotated[
+        str | None, typer.Option("--reject", metavar="GATE", autocompletion=complete.gates)
+    ] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why (required with --reject).")] = "",
     by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
     guidance: Annotated[
@@ -305,13 +311,17 @@ def resume(
 
 @app.command()
 def status(
-    run_id: Annotated[str | None, typer.Argument(help="One run in detail.")] = None,
+    run_id: Annotated[
+        str | None, typer.Argument(help="One run in detail.", autocompletion=complete.runs)
+    ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
     by_node: ByNode = False,
     node: Annotated[
         str | None,
         typer.Option(
-            "--node", help="One node in detail: its executions and its agent transcripts."
+            "--node",
+            help="One node in detail: its executions and its agent transcripts.",
+            autocompletion=complete.nodes,
         ),
     ] = None,
     fetch: Annotated[
@@ -343,7 +353,9 @@ def status(
 
 @app.command("log")
 def log_command(
-    run_id: Annotated[str, typer.Argument(help="The run whose events to print.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run whose events to print.", autocompletion=complete.runs)
+    ],
     runs_dir: RunsDir = DEFAULT_RUNS,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing until the running leg ends.")
@@ -352,7 +364,10 @@ def log_command(
         bool, typer.Option("--json", help="Each event as the JSON line recorded (for jq).")
     ] = False,
     node: Annotated[
-        list[str] | None, typer.Option("--node", help="Only this node's events (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--node", help="Only this node's events (repeatable).", autocompletion=complete.nodes
+        ),
     ] = None,
     event: Annotated[
         list[str] | None, typer.Option("--event", help="Only events of this kind (repeatable).")
@@ -368,7 +383,7 @@ def log_command(
 
 @app.command()
 def replay(
-    run_id: Annotated[str, typer.Argument(help="The run to check.")],
+    run_id: Annotated[str, typer.Argument(help="The run to check.", autocompletion=complete.runs)],
     runs_dir: RunsDir = DEFAULT_RUNS,
     write: Annotated[
         bool, typer.Option("--write", help="Rewrite state.json from the events.")
@@ -384,7 +399,9 @@ def replay(
 
 @app.command()
 def clean(
-    run_id: Annotated[str, typer.Argument(help="The run whose worktrees to remove.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run whose worktrees to remove.", autocompletion=complete.runs)
+    ],
     remote: Annotated[str | None, typer.Option("--remote", help="Keep branches not on it.")] = None,
 ) -> None:
     """Remove a run's worktrees; never a branch holding unpushed commits."""
@@ -529,7 +546,7 @@ def _caps(pr_usd: float | None, day_usd: float | None) -> SpendCaps | None:
 
 @app.command("plan")
 def plan_command(
-    run_id: Annotated[str, typer.Argument(help="The run to plan.")],
+    run_id: Annotated[str, typer.Argument(help="The run to plan.", autocompletion=complete.runs)],
     matrix: Annotated[
         bool, typer.Option("--matrix", help="As a GitHub strategy.matrix (the only form).")
     ] = False,
@@ -582,7 +599,7 @@ def stub_model(
 def main() -> None:
     """Console entry point: one error handler for every command."""
     try:
-        app()
+        app(prog_name="omg")  # `python -m omg` too: completion's variable is _OMG_COMPLETE
     except OmgError as exc:
         hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
         print(_masked(f"omg: {exc}{hint}"), file=sys.stderr)

@@ -14,6 +14,7 @@ CLI = sorted((PACKAGE / "cli").glob("*.py"))
 APP = {"omg.cli", "omg.cli.app"}
 #: What command modules share: each imports no command module (nor the app).
 LEAF_HELPERS = {
+    "omg.cli.complete",  # shell completion: run, node and gate ids
     "omg.cli.exits",  # the exit codes
     "omg.cli.job",  # a CI job's arguments and the pieces every kind of job shares
     "omg.cli.ledger",  # the run's table
