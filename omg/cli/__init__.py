@@ -40,6 +40,11 @@ Commands:
 def main() -> None:
     """The `omg` console script. `omg --help`, `omg --version` and `omg lint` (a pre-commit
     hook) take fast paths that never import typer; everything else goes through the typer app."""
+    # A terminal whose encoding cannot show ✓ or — gets \u2713, never exit 70.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     args = sys.argv[1:]
     if args == ["--help"]:
         sys.stdout.write(HELP)

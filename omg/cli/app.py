@@ -114,10 +114,12 @@ def lint(
 ) -> None:
     """Check graph files: schema, semantic rules and advisories."""
     from omg.cli.lint import lint_paths
+    from omg.cli.terminal import Paint
 
     if format not in ("text", "json", "github"):
         raise UsageError(f"--format {format!r} is not one of text, json, github")
-    out, code = lint_paths(paths, cast(Literal["text", "json", "github"], format), strict)
+    fmt = cast(Literal["text", "json", "github"], format)
+    out, code = lint_paths(paths, fmt, strict, Paint.to(sys.stdout))
     if out:
         print(out)
     _exit(code)

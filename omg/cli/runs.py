@@ -13,6 +13,7 @@ from pathlib import Path
 from omg.cli import exits, ledger
 from omg.cli.next import next_block
 from omg.cli.progress import Progress
+from omg.cli.terminal import Paint
 from omg.errors import Hint, StateError, UsageError
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
@@ -82,7 +83,7 @@ def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
             )
     print()
     events = () if by_node else RunDir(runs_dir / run_id).read_events()
-    print(ledger.render(graph, state, events, by_node=by_node))
+    print(ledger.render(graph, state, events, by_node=by_node, paint=Paint.to(sys.stdout)))
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}")
         return {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)

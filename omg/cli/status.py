@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from omg.cli import ledger
 from omg.cli.next import next_step
+from omg.cli.terminal import Paint
 from omg.errors import Hint, OmgError, StateError
 from omg.graph.build import graph_from_data
 from omg.state import State, diff, fold
@@ -70,7 +72,9 @@ def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
-        table = ledger.render(graph, state, rundir.read_events(), by_node=by_node)
+        table = ledger.render(
+            graph, state, rundir.read_events(), by_node=by_node, paint=Paint.to(sys.stdout)
+        )
         return (
             f"{table}\n\nstatus: {derived} "
             f"({len(state['legs'])} leg(s))\nnext: {next_line(state, derived)}"
@@ -151,7 +155,7 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
                 f"run {run_id!r} on {remote} has a damaged record ({str(exc)[:80]}); "
                 f"`git log {ref}` shows its commits"
             ) from None
-        table = ledger.render(graph, state, events, by_node=by_node)
+        table = ledger.render(graph, state, events, by_node=by_node, paint=Paint.to(sys.stdout))
         return (
             f"{table}\n\nstatus on {remote}: {remote_derive(state)} ({len(state['legs'])} "
             f"leg(s), at {runs[run_id][:12]})"

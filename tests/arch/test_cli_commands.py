@@ -24,6 +24,7 @@ LEAF_HELPERS = {
     "omg.cli.progress",  # the live progress lines
     "omg.cli.rehearsal",  # the stand-in model for a `--rehearse` block
     "omg.cli.report",  # the PR comment and the job summary
+    "omg.cli.terminal",  # colour and cursor control, on a terminal only
     "omg.cli.version",  # what omg this is (`--version`, the pin `omg init` writes)
 }
 
