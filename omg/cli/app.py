@@ -412,6 +412,35 @@ def clean(
     _exit(commands.clean(run_id, remote=remote))
 
 
+@app.command("prune")
+def prune_command(
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote", metavar="REMOTE", help="Prune REMOTE's refs (default: this clone's)."
+        ),
+    ] = None,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            metavar="AGE",
+            help="Only what last changed longer ago than AGE: 30d, 12h, 2w; 0d: any age.",
+        ),
+    ] = "30d",
+    keep_failed: Annotated[
+        bool, typer.Option("--keep-failed", help="Keep failed runs whatever their age.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would be removed; remove nothing.")
+    ] = False,
+) -> None:
+    """Remove settled runs' branches, lanes and notes past an age, and stale spend books."""
+    from omg.cli.prune import prune
+
+    _exit(prune(remote, older_than, keep_failed=keep_failed, dry_run=dry_run))
+
+
 @app.command("leg")
 def leg_command(
     graph: Annotated[

@@ -28,6 +28,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "graph": {"kinds", "errors", "fastschema", "graphdata"},
     "schedule": {"graph", "kinds", "errors", "records"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
+    "prune": {"errors"},
     "state": {"kinds", "errors", "fastschema", "mask", "spend", "records", "nodefile", "graphdata"},
     "runners": {"graph", "kinds", "errors", "spend"},
     "git": {"errors", "dotomg", "nodefile"},
@@ -72,6 +73,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "records",
         "graphdata",
+        "prune",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -87,6 +89,7 @@ PURE = (
     "graph/verdicts.py",
     "schedule.py",
     "matrix.py",
+    "prune.py",
     "state/fold.py",
     "state/wave.py",
     "records.py",
