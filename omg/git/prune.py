@@ -239,6 +239,7 @@ class Refs:
             pending = [f for f in pending if now.get(f.name) == f.sha]
             if not pending:
                 return [], moved
+            ep = remotes.endpoint(self._repo, self.remote or ep.arg)  # fresh: the listing spent it
             callbacks = _Guarded(self._repo, ep, self._tokens, {f.name: f.sha for f in pending})
             try:
                 ep.remote.push([f":{f.name}" for f in pending], callbacks=callbacks, proxy=True)
@@ -258,6 +259,7 @@ class Refs:
 
     def _listed(self, ep: remotes.Endpoint) -> dict[str, str]:
         """What the remote holds now: ref → commit."""
+        ep = remotes.endpoint(self._repo, self.remote or ep.arg)
         with translated(f"listing the refs of {ep.shown}", _FIX):
             heads = ep.remote.list_heads(callbacks=remotes.Callbacks(self._repo, ep, self._tokens))
             own = tuple(p for p, _ in SPACES)
