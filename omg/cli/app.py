@@ -79,8 +79,49 @@ Rehearse = Annotated[
 ]
 
 
+OutputFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="text|json",
+        help="json: one JSON document (schemas/status.schema.json).",
+    ),
+]
+
+
 def _exit(code: int) -> NoReturn:
     raise typer.Exit(code)
+
+
+OutcomeFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="text|json",
+        help="json: all else on stderr, the leg's outcome as one JSON line on stdout.",
+    ),
+]
+
+
+#: Set by `run` / `resume --format json`: a refusal then ends stdout with its outcome line too.
+_OUTCOME: dict[str, str | None] = {}
+
+
+def _outcome_format(value: str, dry_run: bool, run_id: str | None) -> bool:
+    """Whether run/resume end with their outcome as a JSON line (not with --dry-run)."""
+    as_json = _json_format(value)
+    if as_json and dry_run:
+        raise UsageError("--format json reports how a leg ended; --dry-run runs no leg")
+    if as_json:
+        _OUTCOME["run_id"] = run_id
+    return as_json
+
+
+def _json_format(value: str) -> bool:
+    """Whether ``--format`` asks for JSON; a usage error names the two it takes."""
+    if value not in ("text", "json"):
+        raise UsageError(f"--format {value!r} is not one of text, json")
+    return value == "json"
 
 
 def _version(value: bool) -> None:
@@ -193,10 +234,12 @@ def run(
     base: Annotated[str, typer.Option("--base", help="Worktree base ref.")] = "HEAD",
     by_node: ByNode = False,
     rehearse: Rehearse = None,
+    format: OutcomeFormat = "text",
 ) -> None:
     """Start a run: its first leg."""
     from omg.cli import runs as commands
 
+    as_json = _outcome_format(format, dry_run, run_id)
     inputs = _parse_inputs(input or [])
     if dry_run:
         if run_id is not None:  # refused as the run would refuse it, not silently ignored
@@ -218,6 +261,7 @@ def run(
             base=base,
             by_node=by_node,
             rehearse=rehearse,
+            as_json=as_json,
         )
     )
 
@@ -272,10 +316,12 @@ def resume(
             help="Let this run spend USD more beyond the spend caps (pr/day_budget_usd).",
         ),
     ] = None,
+    format: OutcomeFormat = "text",
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
 
+    as_json = _outcome_format(format, dry_run, run_id)
     if dry_run:
         _exit(commands.dry_resume(runs_dir, run_id))
 
@@ -307,6 +353,7 @@ def resume(
             rehearse=rehearse,
             inputs=_parse_inputs(input or []),
             approve_spend=approve_spend,
+            as_json=as_json,
         )
     )
 
@@ -334,23 +381,25 @@ def status(
             help="The runs on REMOTE's run branches (fetched into refs/remotes/ only).",
         ),
     ] = None,
+    format: OutputFormat = "text",
 ) -> None:
     """List runs, or show one run's ledger or one of its nodes."""
+    as_json = _json_format(format)
     if fetch is not None:
         from omg.cli import status as st
 
-        print(st.fetched(fetch, run_id, by_node=by_node))
+        print(st.fetched(fetch, run_id, by_node=by_node, as_json=as_json))
         return
     if node is not None:
-        from omg.cli.nodeview import show_node
+        from omg.cli.nodeview import node_json, show_node
 
         if run_id is None:
             raise UsageError("--node needs the run: `omg status RUN_ID --node ID`")
-        print(show_node(runs_dir, run_id, node))
+        print((node_json if as_json else show_node)(runs_dir, run_id, node))
         return
     from omg.cli import status as st
 
-    print(st.show(runs_dir, run_id, by_node=by_node))
+    print(st.show(runs_dir, run_id, by_node=by_node, as_json=as_json))
 
 
 @app.command("log")
@@ -629,9 +678,16 @@ def stub_model(
 
 def main() -> None:
     """Console entry point: one error handler for every command."""
+    _OUTCOME.clear()
     try:
         app(prog_name="omg")  # `python -m omg` too: completion's variable is _OMG_COMPLETE
     except OmgError as exc:
+        if _OUTCOME:  # run/resume --format json: the refusal is their outcome line
+            from omg.cli import machine
+
+            error = _masked(str(exc))
+            line = machine.refusal(_OUTCOME["run_id"], exits.BY_REFUSAL[exc.kind], error)
+            print(machine.dumps(line))
         hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
         print(_masked(f"omg: {exc}{hint}"), file=sys.stderr)
         sys.exit(exits.BY_REFUSAL[exc.kind])

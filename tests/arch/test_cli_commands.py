@@ -20,6 +20,7 @@ LEAF_HELPERS = {
     "omg.cli.ledger",  # the run's table
     "omg.cli.leg_report",  # what a CI job tells GitHub
     "omg.cli.live",  # a leg's live progress on GitHub
+    "omg.cli.machine",  # the --format json documents
     "omg.cli.next",  # the next step to run
     "omg.cli.progress",  # the live progress lines
     "omg.cli.rehearsal",  # the stand-in model for a `--rehearse` block
