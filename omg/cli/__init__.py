@@ -14,7 +14,12 @@ Usage: omg [OPTIONS] COMMAND [ARGS]...
   Run graphs of agent sessions and shell checks inside git, one leg at a time.
 
 Options:
-  --help  Show this message and exit.
+  --version             Print omg's version (and the commit it was installed
+                        from) and exit.
+  --install-completion  Install completion for the current shell.
+  --show-completion     Show completion for the current shell, to copy it or
+                        customize the installation.
+  --help                Show this message and exit.
 
 Commands:
   lint        Check graph files: schema, semantic rules and advisories.
@@ -26,6 +31,7 @@ Commands:
   log         Print a run's whole event log (every chunk), verified first.
   replay      Rebuild state.json from events.jsonl and compare field by...
   clean       Remove a run's worktrees; never a branch holding unpushed...
+  prune       Remove settled runs' branches, lanes and notes past an age,...
   leg         One GitHub Actions job: read the event, run one leg, report.
   plan        Print the nodes that may run now on machines of their own,...
   stub-model  Serve a scripted stand-in model on loopback (Messages API:...
@@ -35,11 +41,21 @@ Commands:
 
 
 def main() -> None:
-    """The `omg` console script. `omg --help` and `omg lint` (a pre-commit hook) take fast
-    paths that never import typer; everything else goes through the typer app."""
+    """The `omg` console script. `omg --help`, `omg --version` and `omg lint` (a pre-commit
+    hook) take fast paths that never import typer; everything else goes through the typer app."""
+    # A terminal whose encoding cannot show ✓ or — gets \u2713, never exit 70.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     args = sys.argv[1:]
     if args == ["--help"]:
         sys.stdout.write(HELP)
+        return
+    if args == ["--version"]:
+        from omg.cli.version import describe
+
+        sys.stdout.write(describe() + "\n")
         return
     if args[:1] == ["lint"] and "--help" not in args and "-h" not in args:
         from omg.cli.lint import main as lint

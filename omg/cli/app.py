@@ -19,7 +19,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
 
-from omg.cli import exits
+from omg.cli import complete, exits
 from omg.cli.next import next_step
 from omg.errors import OmgError, UsageError
 
@@ -31,7 +31,6 @@ app = typer.Typer(
     name="omg",
     help="Run graphs of agent sessions and shell checks inside git, one leg at a time.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -88,8 +87,72 @@ Rehearse = Annotated[
 ]
 
 
+OutputFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="text|json",
+        help="json: one JSON document (schemas/status.schema.json).",
+    ),
+]
+
+
 def _exit(code: int) -> NoReturn:
     raise typer.Exit(code)
+
+
+OutcomeFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="text|json",
+        help="json: all else on stderr, the leg's outcome as one JSON line on stdout.",
+    ),
+]
+
+
+#: Set by `run` / `resume --format json`: a refusal then ends stdout with its outcome line too.
+_OUTCOME: dict[str, str | None] = {}
+
+
+def _outcome_format(value: str, dry_run: bool, run_id: str | None) -> bool:
+    """Whether run/resume end with their outcome as a JSON line (not with --dry-run)."""
+    as_json = _json_format(value)
+    if as_json and dry_run:
+        raise UsageError("--format json reports how a leg ended; --dry-run runs no leg")
+    if as_json:
+        _OUTCOME["run_id"] = run_id
+    return as_json
+
+
+def _json_format(value: str) -> bool:
+    """Whether ``--format`` asks for JSON; a usage error names the two it takes."""
+    if value not in ("text", "json"):
+        raise UsageError(f"--format {value!r} is not one of text, json")
+    return value == "json"
+
+
+def _version(value: bool) -> None:
+    if value:
+        from omg.cli.version import describe
+
+        print(describe())
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_version,
+            help="Print omg's version (and the commit it was installed from) and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Run graphs of agent sessions and shell checks inside git, one leg at a time."""
 
 
 @app.command()
@@ -100,10 +163,12 @@ def lint(
 ) -> None:
     """Check graph files: schema, semantic rules and advisories."""
     from omg.cli.lint import lint_paths
+    from omg.cli.terminal import Paint
 
     if format not in ("text", "json", "github"):
         raise UsageError(f"--format {format!r} is not one of text, json, github")
-    out, code = lint_paths(paths, cast(Literal["text", "json", "github"], format), strict)
+    fmt = cast(Literal["text", "json", "github"], format)
+    out, code = lint_paths(paths, fmt, strict, Paint.to(sys.stdout))
     if out:
         print(out)
     _exit(code)
@@ -177,10 +242,12 @@ def run(
     base: Annotated[str, typer.Option("--base", help="Worktree base ref.")] = "HEAD",
     by_node: ByNode = False,
     rehearse: Rehearse = None,
+    format: OutcomeFormat = "text",
 ) -> None:
     """Start a run: its first leg."""
     from omg.cli import runs as commands
 
+    as_json = _outcome_format(format, dry_run, run_id)
     inputs = _parse_inputs(input or [])
     if dry_run:
         if run_id is not None:  # refused as the run would refuse it, not silently ignored
@@ -202,18 +269,25 @@ def run(
             base=base,
             by_node=by_node,
             rehearse=rehearse,
+            as_json=as_json,
         )
     )
 
 
 @app.command()
 def resume(
-    run_id: Annotated[str, typer.Argument(help="The run to continue.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run to continue.", autocompletion=complete.runs)
+    ],
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Re-run failed nodes; re-arm exhausted loops.")
     ] = False,
-    approve: Annotated[str | None, typer.Option("--approve", metavar="GATE")] = None,
-    reject: Annotated[str | None, typer.Option("--reject", metavar="GATE")] = None,
+    approve: Annotated[
+        str | None, typer.Option("--approve", metavar="GATE", autocompletion=complete.gates)
+    ] = None,
+    reject: Annotated[
+        str | None, typer.Option("--reject", metavar="GATE", autocompletion=complete.gates)
+    ] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why (required with --reject).")] = "",
     by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
     guidance: Annotated[
@@ -250,10 +324,12 @@ def resume(
             help="Let this run spend USD more beyond the spend caps (pr/day_budget_usd).",
         ),
     ] = None,
+    format: OutcomeFormat = "text",
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
 
+    as_json = _outcome_format(format, dry_run, run_id)
     if dry_run:
         _exit(commands.dry_resume(runs_dir, run_id))
 
@@ -288,44 +364,53 @@ def resume(
             rehearse=rehearse,
             inputs=_parse_inputs(input or []),
             approve_spend=approve_spend,
+            as_json=as_json,
         )
     )
 
 
 @app.command()
 def status(
-    run_id: Annotated[str | None, typer.Argument(help="One run in detail.")] = None,
+    run_id: Annotated[
+        str | None, typer.Argument(help="One run in detail.", autocompletion=complete.runs)
+    ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
     by_node: ByNode = False,
     node: Annotated[
         str | None,
         typer.Option(
-            "--node", help="One node in detail: its executions and its agent transcripts."
+            "--node",
+            help="One node in detail: its executions and its agent transcripts.",
+            autocompletion=complete.nodes,
         ),
     ] = None,
     fetch: FetchRuns = None,
+    format: OutputFormat = "text",
 ) -> None:
     """List runs, or show one run's ledger or one of its nodes."""
+    as_json = _json_format(format)
     if fetch is not None:
         from omg.cli import status as st
 
-        print(st.fetched(fetch, run_id, by_node=by_node))
+        print(st.fetched(fetch, run_id, by_node=by_node, as_json=as_json))
         return
     if node is not None:
-        from omg.cli.nodeview import show_node
+        from omg.cli.nodeview import node_json, show_node
 
         if run_id is None:
             raise UsageError("--node needs the run: `omg status RUN_ID --node ID`")
-        print(show_node(runs_dir, run_id, node))
+        print((node_json if as_json else show_node)(runs_dir, run_id, node))
         return
     from omg.cli import status as st
 
-    print(st.show(runs_dir, run_id, by_node=by_node))
+    print(st.show(runs_dir, run_id, by_node=by_node, as_json=as_json))
 
 
 @app.command("log")
 def log_command(
-    run_id: Annotated[str, typer.Argument(help="The run whose events to print.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run whose events to print.", autocompletion=complete.runs)
+    ],
     runs_dir: RunsDir = DEFAULT_RUNS,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing until the running leg ends.")
@@ -334,7 +419,10 @@ def log_command(
         bool, typer.Option("--json", help="Each event as the JSON line recorded (for jq).")
     ] = False,
     node: Annotated[
-        list[str] | None, typer.Option("--node", help="Only this node's events (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--node", help="Only this node's events (repeatable).", autocompletion=complete.nodes
+        ),
     ] = None,
     event: Annotated[
         list[str] | None, typer.Option("--event", help="Only events of this kind (repeatable).")
@@ -350,7 +438,7 @@ def log_command(
 
 @app.command()
 def replay(
-    run_id: Annotated[str, typer.Argument(help="The run to check.")],
+    run_id: Annotated[str, typer.Argument(help="The run to check.", autocompletion=complete.runs)],
     runs_dir: RunsDir = DEFAULT_RUNS,
     write: Annotated[
         bool, typer.Option("--write", help="Rewrite state.json from the events.")
@@ -366,13 +454,44 @@ def replay(
 
 @app.command()
 def clean(
-    run_id: Annotated[str, typer.Argument(help="The run whose worktrees to remove.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run whose worktrees to remove.", autocompletion=complete.runs)
+    ],
     remote: Annotated[str | None, typer.Option("--remote", help="Keep branches not on it.")] = None,
 ) -> None:
     """Remove a run's worktrees; never a branch holding unpushed commits."""
     from omg.cli import runs as commands
 
     _exit(commands.clean(run_id, remote=remote))
+
+
+@app.command("prune")
+def prune_command(
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote", metavar="REMOTE", help="Prune REMOTE's refs (default: this clone's)."
+        ),
+    ] = None,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            metavar="AGE",
+            help="Only what last changed longer ago than AGE: 30d, 12h, 2w; 0d: any age.",
+        ),
+    ] = "30d",
+    keep_failed: Annotated[
+        bool, typer.Option("--keep-failed", help="Keep failed runs whatever their age.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would be removed; remove nothing.")
+    ] = False,
+) -> None:
+    """Remove settled runs' branches, lanes and notes past an age, and stale spend books."""
+    from omg.cli.prune import prune
+
+    _exit(prune(remote, older_than, keep_failed=keep_failed, dry_run=dry_run))
 
 
 @app.command("leg")
@@ -530,7 +649,7 @@ def _caps(pr_usd: float | None, day_usd: float | None) -> SpendCaps | None:
 
 @app.command("plan")
 def plan_command(
-    run_id: Annotated[str, typer.Argument(help="The run to plan.")],
+    run_id: Annotated[str, typer.Argument(help="The run to plan.", autocompletion=complete.runs)],
     matrix: Annotated[
         bool, typer.Option("--matrix", help="As a GitHub strategy.matrix (the only form).")
     ] = False,
@@ -635,9 +754,16 @@ def report_command(
 
 def main() -> None:
     """Console entry point: one error handler for every command."""
+    _OUTCOME.clear()
     try:
-        app()
+        app(prog_name="omg")  # `python -m omg` too: completion's variable is _OMG_COMPLETE
     except OmgError as exc:
+        if _OUTCOME:  # run/resume --format json: the refusal is their outcome line
+            from omg.cli import machine
+
+            error = _masked(str(exc))
+            line = machine.refusal(_OUTCOME["run_id"], exits.BY_REFUSAL[exc.kind], error)
+            print(machine.dumps(line))
         hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
         print(_masked(f"omg: {exc}{hint}"), file=sys.stderr)
         sys.exit(exits.BY_REFUSAL[exc.kind])

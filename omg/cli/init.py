@@ -4,7 +4,6 @@ graph, written once — `uses:` pinned to the omg commit in use — never over a
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import stat
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from omg.cli import exits
+from omg.cli.version import origin
 from omg.errors import OmgError, UsageError
 
 #: Where each template goes, repository-relative.
@@ -31,9 +31,6 @@ _PIN = re.compile(r"^([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)@([0-9a-f]{40})$")
 #: What `omg init` does with one file: write it (absent), leave it (equal), keep it (differs).
 State = Literal["new", "unchanged", "kept"]
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_GITHUB = re.compile(
-    r"^(?:https://|git\+https://|ssh://git@|git@)github\.com[/:]([^/]+)/([^/]+?)(?:\.git)?/?$"
-)
 
 
 @dataclass(frozen=True)
@@ -58,15 +55,9 @@ def pin_of(given: str | None) -> Pin:
                 "workflows pin third-party actions by commit"
             )
         return Pin(f"{m.group(1)}/{m.group(2)}", m.group(3))
-    try:
-        raw = metadata.distribution("omg").read_text("direct_url.json") or ""
-        found = json.loads(raw) if raw else {}
-    except (metadata.PackageNotFoundError, ValueError):
-        found = {}
-    commit = str((found.get("vcs_info") or {}).get("commit_id") or "")
-    m = _GITHUB.match(str(found.get("url") or ""))
-    if m and re.fullmatch(r"[0-9a-f]{40}", commit):
-        return Pin(f"{m.group(1)}/{m.group(2)}", commit)
+    found = origin()
+    if found is not None and found.repo:
+        return Pin(found.repo, found.commit)
     raise UsageError(
         "this omg was not installed from a GitHub commit, so the commit to pin is unknown; "
         "pass it: `omg init --uses OWNER/omg@<40-character commit>`"

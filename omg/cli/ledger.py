@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from omg.cli.terminal import PLAIN, Paint, Tone, inert
 from omg.graph.durations import format_duration
 from omg.graph.model import Graph
 from omg.state import Event, NodeRecord, State
@@ -25,6 +26,8 @@ def limits(graph: Graph) -> Limits:
 
 
 def _clip(text: str) -> str:
+    """A detail cell: one line of at most DETAIL_WIDTH characters, no control character sent."""
+    text = inert(text)
     return text if len(text) <= DETAIL_WIDTH else text[: DETAIL_WIDTH - 1] + "…"
 
 
@@ -84,14 +87,29 @@ def rows(graph: Graph, state: State) -> list[tuple[str, ...]]:
     return out
 
 
-def _table(columns: tuple[str, ...], body: list[tuple[str, ...]]) -> list[str]:
+def _tone(verdict: str) -> Tone | None:
+    if verdict.startswith("PASS"):
+        return "good"
+    if verdict.startswith("FAIL"):
+        return "bad"
+    return "wait" if verdict in ("AWAITING", "PENDING", "LOOPING") else None
+
+
+def _table(
+    columns: tuple[str, ...], body: list[tuple[str, ...]], paint: Paint = PLAIN
+) -> list[str]:
     widths = [max(len(r[i]) for r in [columns, *body]) for i in range(len(columns))]
+    at = columns.index("VERDICT")
 
-    def line(r: tuple[str, ...]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+    def line(r: tuple[str, ...], head: bool = False) -> str:
+        cells = [c.ljust(w) for c, w in zip(r, widths, strict=True)]
+        tone = None if head else _tone(r[at])
+        if tone is not None:  # padded first: the colour codes take no column
+            cells[at] = paint(r[at], tone) + cells[at][len(r[at]) :]
+        return "  ".join(cells).rstrip()
 
-    rule = "-" * len(line(tuple("x" * w for w in widths)))
-    return [line(columns), rule, *(line(r) for r in body), rule]
+    rule = "-" * len(line(tuple("x" * w for w in widths), head=True))
+    return [line(columns, head=True), rule, *(line(r) for r in body), rule]
 
 
 def spent_unknown(usd: float, tokens: int) -> str:
@@ -101,17 +119,25 @@ def spent_unknown(usd: float, tokens: int) -> str:
     return f"unknown ({used}known subtotal ${usd:.4f})"
 
 
-def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool = False) -> str:
+def render(
+    graph: Graph,
+    state: State,
+    events: Iterable[Event],
+    *,
+    by_node: bool = False,
+    paint: Paint = PLAIN,
+) -> str:
     """The ledger table and its totals line: every execution's row, or one row per node.
 
     The total is the sum of the execution rows, which equals the sum of the per-node costs in
     state.json (each event's cost lands in exactly one row and one record). The per-node view
     reads state.json alone, so its cost follows the state, not the length of the history.
+    ``paint`` colours the verdicts (a terminal's; the default paints nothing).
     """
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
     if by_node:
         records = state["nodes"].values()
-        table = _table(COLUMNS, rows(graph, state))
+        table = _table(COLUMNS, rows(graph, state), paint)
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s)"
         usd, unknown = state["cost_usd"], any(r.get("cost_unknown") for r in records)
         retries = sum(int(r.get("retries", 0)) for r in records)
@@ -119,7 +145,7 @@ def render(graph: Graph, state: State, events: Iterable[Event], *, by_node: bool
         anomalies = 0
     else:
         book = ledger(events, limits(graph))
-        table = _table(EXECUTION_COLUMNS, execution_rows(graph, book))
+        table = _table(EXECUTION_COLUMNS, execution_rows(graph, book), paint)
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
         usd, unknown = book.total_usd, book.cost_unknown
         retries, rounds = book.retries, book.feedback_rounds

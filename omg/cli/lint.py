@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from omg.cli.exits import BY_REFUSAL
+from omg.cli.terminal import PLAIN, Paint, Tone
 from omg.errors import UsageError
 from omg.github.annotations import ANNOTATION_CAP, Level, workflow_command
 from omg.graph.findings import Finding, ordered
@@ -18,29 +19,41 @@ from omg.graph.lint import fails, lint_files
 Format = Literal["text", "json", "github"]
 
 
-def lint_paths(paths: list[Path], fmt: Format, strict: bool) -> tuple[str, int]:
-    """Lint files and directories: (output, exit 0 valid / 1 invalid); UsageError on bad paths."""
+def lint_paths(
+    paths: list[Path], fmt: Format, strict: bool, paint: Paint = PLAIN
+) -> tuple[str, int]:
+    """Lint files and directories: (output, exit 0 valid / 1 invalid); UsageError on bad paths.
+    ``paint`` colours the text format's severities (a terminal's)."""
     results = lint_files(paths)
     failed = any(fails(found, strict) for _, found in results)
-    render = {"text": text, "json": as_json, "github": github}[fmt]
+    if fmt == "text":
+        return text(results, paint), 1 if failed else 0
+    render = {"json": as_json, "github": github}[fmt]
     return render(results), 1 if failed else 0
 
 
-def summary(file: str, found: Sequence[Finding]) -> str:
+def summary(file: str, found: Sequence[Finding], paint: Paint = PLAIN) -> str:
     """``file: valid`` (with its warnings counted) or ``file: N error(s), M warning(s)``."""
     errors = sum(f.severity == "error" for f in found)
     warnings = sum(f.severity == "warning" for f in found)
     if errors:
-        return f"{file}: {errors} error(s), {warnings} warning(s)"
-    return f"{file}: valid" + (f", {warnings} warning(s)" if warnings else "")
+        return f"{file}: {paint(f'{errors} error(s)', 'bad')}, {warnings} warning(s)"
+    return f"{file}: {paint('valid', 'good')}" + (f", {warnings} warning(s)" if warnings else "")
 
 
-def text(results: Sequence[tuple[str, Sequence[Finding]]]) -> str:
+_TONES: dict[str, Tone] = {"error": "bad", "warning": "wait", "info": "note"}
+
+
+def text(results: Sequence[tuple[str, Sequence[Finding]]], paint: Paint = PLAIN) -> str:
     """``file:line: error: node "x": message`` lines, then ``file: valid`` or a count per file."""
     lines: list[str] = []
     for file, found in results:
-        lines.extend(f.as_text() for f in ordered(found))
-        lines.append(summary(file, found))
+        for f in ordered(found):
+            where, sep, rest = f.as_text().partition(f": {f.severity}: ")
+            lines.append(
+                f"{where}: {paint(f.severity, _TONES[f.severity])}: {rest}" if sep else where
+            )
+        lines.append(summary(file, found, paint))
     return "\n".join(lines)
 
 
@@ -100,7 +113,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m omg.lint") -> Non
     try:
         if args.format not in ("text", "json", "github"):
             raise UsageError(f"--format {args.format!r} is not one of text, json, github")
-        out, code = lint_paths(args.paths, args.format, args.strict)
+        out, code = lint_paths(args.paths, args.format, args.strict, Paint.to(sys.stdout))
     except UsageError as exc:
         print(f"omg: {exc}", file=sys.stderr)
         sys.exit(BY_REFUSAL[exc.kind])

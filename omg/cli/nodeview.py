@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 
 from omg.cli.ledger import verdict_cell
+from omg.cli.machine import SCHEMA, dumps
 from omg.errors import StateError
 from omg.graph.build import graph_from_data
 from omg.graph.durations import format_duration
+from omg.graph.model import Node
 from omg.records import NO_RECORD
 from omg.runners import Runner, Step, default_runners
 from omg.state import Event, NodeRecord
@@ -21,7 +23,8 @@ SHOWN_STEPS = 12
 MARKS = {"tool": "→", "text": "says", "error": "refused/failed:"}
 
 
-def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
+def _open(runs_dir: Path, run_id: str, node_id: str) -> tuple[RunDir, Node, NodeRecord | None]:
+    """The run (verified), the node, its record (None: it never ran)."""
     rundir = RunDir(runs_dir / check_run_id(run_id))
     if not rundir.exists():
         raise StateError(f"no run {run_id!r} in {runs_dir}; `omg status` lists the runs there")
@@ -30,8 +33,63 @@ def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
     if node_id not in graph.by_id:
         known = ", ".join(graph.topo_order)
         raise StateError(f"run {run_id!r} has no node {node_id!r}; its nodes: {known}")
-    node = graph.node(node_id)
-    found = state["nodes"].get(node_id)
+    return rundir, graph.node(node_id), state["nodes"].get(node_id)
+
+
+def node_json(runs_dir: Path, run_id: str, node_id: str) -> str:
+    """``status RUN --node ID --format json``: the node's record, executions and sessions."""
+    rundir, node, found = _open(runs_dir, run_id, node_id)
+    rec: NodeRecord = found or NO_RECORD
+    runs = [e for e in rundir.read_events() if e.get("node_id") == node_id]
+    ended = [e for e in runs if e["event"] in ("node_passed", "node_failed", "node_retried")]
+    sessions = list(dict.fromkeys(str(e["session_id"]) for e in runs if e.get("session_id")))
+    runner = default_runners().get("shell" if node.kind == "shell" else node.runtime)
+    artifact = rundir.artifact(node_id)
+    doc = {
+        "schema": SCHEMA,
+        "kind": "node",
+        "run_id": run_id,
+        "node_id": node_id,
+        "node_kind": node.kind,
+        "runtime": node.runtime if node.kind == "agent" else None,
+        "verdict": verdict_cell(found).split(" ")[0] if found is not None else None,
+        "cause": rec.get("cause") or None,
+        "detail": str(rec.get("detail") or ""),
+        "executions": [
+            {
+                "leg": e.get("leg"),
+                "round": int(e.get("round") or 0),
+                "event": e["event"],
+                "verdict": e.get("verdict") or None,
+                "provenance": e.get("provenance") or None,
+                "cause": e.get("cause") or None,
+                "reason": e.get("reason") or None,
+                "cost_usd": float(e.get("cost_usd") or 0),
+                "cost_unknown": bool(e.get("cost_unknown")),
+                "duration_s": e.get("duration_s"),
+                "session_id": e.get("session_id") or None,
+                "cli_version": e.get("cli_version") or None,
+                "api_retries": int(e.get("api_retries") or 0),
+            }
+            for e in ended
+        ],
+        "running_since": runs[-1]["ts"] if runs and runs[-1]["event"] == "node_started" else None,
+        "permission_denials": list(rec.get("permission_denials") or []),
+        "output": _shown(artifact) if artifact.exists() else None,
+        "sessions": [_session_doc(rundir, sid, runner) for sid in sessions],
+    }
+    return dumps(doc)
+
+
+def _session_doc(rundir: RunDir, sid: str, runner: Runner | None) -> dict[str, object]:
+    kept = rundir.session(sid)
+    if not kept.exists() or runner is None:
+        return {"session_id": sid, "transcript": None, "steps": None}
+    return {"session_id": sid, "transcript": _shown(kept), "steps": len(runner.steps(kept))}
+
+
+def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
+    rundir, node, found = _open(runs_dir, run_id, node_id)
     rec: NodeRecord = found or NO_RECORD
     lines = [f"node {node_id} ({node.kind}) in run {run_id}: {verdict_cell(found)}"]
     if rec.get("cause"):

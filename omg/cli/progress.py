@@ -1,4 +1,5 @@
-"""Progress: one line per node start and finish on stderr, and a live status line on a TTY."""
+"""Progress: one line per node start and finish on stderr, and a live status line on a TTY;
+marks coloured on a terminal (never with NO_COLOR), plain text in a file or a CI log."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 import time
 from typing import TextIO
 
+from omg.cli.terminal import Paint, Tone, inert, may_redraw
 from omg.state import Event, State
 
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -16,9 +18,12 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 class Progress:
     """Listens to the recorder; prints plain lines (CI) or adds a redrawn status line (TTY)."""
 
-    def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, live: bool | None = None, paint: Paint | None = None
+    ) -> None:
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
+        self.live = may_redraw(self.stream) if live is None else live
+        self.paint = Paint.to(self.stream) if paint is None else paint
         self.started: dict[str, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -42,10 +47,10 @@ class Progress:
         rnd = f"  round {ev['round']}" if ev.get("round") else ""
         if kind == "node_started":
             self.started[nid] = time.monotonic()
-            self._line(f"▶ {nid}  running…{rnd}")
+            self._line("▶", "note", nid, f"running…{rnd}")
         elif kind in ("node_passed", "node_failed"):
             took = time.monotonic() - self.started.pop(nid, time.monotonic())
-            mark, verdict = ("✓", "PASS") if kind == "node_passed" else ("✗", "FAIL")
+            passed = kind == "node_passed"
             prov = f" ({ev['provenance']})" if ev.get("provenance") else ""
             cost = f"  ${ev.get('cost_usd', 0.0):.4f}" if "cost_usd" in ev else ""
             if ev.get("cost_unknown"):  # never $0.0000 for work whose price is not known
@@ -53,26 +58,37 @@ class Progress:
                 tokens = int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
                 cost = f"  unknown ({tokens} tokens)" if tokens else "  cost unknown"
             detail = f"  {ev['detail']}" if ev.get("detail") else ""
-            self._line(f"{mark} {nid}  {verdict}{prov}{rnd}{cost}  {took:.1f}s{detail}")
+            text = f"{prov}{rnd}{cost}  {took:.1f}s{detail}"
+            if passed:
+                self._line("✓", "good", nid, text, verdict="PASS")
+            else:
+                self._line("✗", "bad", nid, text, verdict="FAIL")
         elif kind == "node_retried" and ev.get("reason") == "limit":
-            self._line(f"⏸ {nid}  {ev.get('limit', '')} limit reached — pausing the run")
+            self._line("⏸", "wait", nid, f"{ev.get('limit', '')} limit reached — pausing the run")
         elif kind == "node_retried":
-            self._line(
-                f"↻ {nid}  {ev.get('detail') if ev.get('reason') != 'retry' else 'retry'}"
-                f"{'' if ev.get('reason') != 'retry' else ': ' + str(ev.get('cause'))}"
-            )
+            retry = ev.get("reason") == "retry"
+            said = f"retry: {ev.get('cause')}" if retry else str(ev.get("detail"))
+            self._line("↻", "wait", nid, said)
         elif kind == "gate_paused":
-            self._line(f"⏸ {nid}  gate paused")
+            self._line("⏸", "wait", nid, "gate paused")
         elif kind == "gate_approved":
-            self._line(f"✓ {nid}  gate approved by {ev.get('by', '?')}")
+            self._line("✓", "good", nid, f"gate approved by {ev.get('by', '?')}")
         elif kind == "gate_rejected":
-            self._line(f"✗ {nid}  gate rejected by {ev.get('by', '?')}: {ev.get('reason', '')}")
+            said = f"gate rejected by {ev.get('by', '?')}: {ev.get('reason', '')}"
+            self._line("✗", "bad", nid, said)
 
-    def _line(self, text: str) -> None:
-        # One line, whatever a detail holds: the runner reads a log line that starts with `::`
-        # as a workflow command, so a node's output must never begin a line of its own here.
-        flat = _BREAK.sub(" ↵ ", text)
-        self._write(("\r\033[K" if self.live else "") + flat + "\n")
+    def _line(self, mark: str, tone: Tone, nid: str, text: str, verdict: str = "") -> None:
+        """``<mark> <node>  [<verdict>]<text>``: the mark and verdict coloured (omg's own words);
+        the rest one line whatever it holds — the runner reads a log line that starts with `::`
+        as a workflow command, so a node's output must never begin a line of its own here —
+        and its control characters shown, never sent."""
+
+        def flat(part: str) -> str:
+            return inert(_BREAK.sub(" ↵ ", part))
+
+        said = f"{self.paint(verdict, tone)}{flat(text)}" if verdict else flat(text)
+        head = "\r\033[K" if self.live else ""
+        self._write(f"{head}{self.paint(mark, tone)} {flat(nid)}  {said}\n")
 
     def _write(self, text: str) -> None:
         with self._lock:

@@ -9,10 +9,12 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from omg.cli import exits, ledger
 from omg.cli.next import next_block
 from omg.cli.progress import Progress
+from omg.cli.terminal import Paint
 from omg.errors import Hint, StateError, UsageError
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
@@ -62,7 +64,27 @@ def _rehearsing(
         yield env
 
 
-def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
+def _report(end: LegEnd, runs_dir: Path, by_node: bool, as_json: bool = False) -> int:
+    """The ledger and how the leg ended, for people; with ``as_json`` all of it on stderr and
+    the outcome as one JSON line on stdout, the last line there (schemas/status.schema.json)."""
+    code, hint, step = _told(end, runs_dir, by_node, sys.stderr if as_json else sys.stdout)
+    if as_json:
+        from omg.cli import machine
+
+        r = end.result
+        doc = machine.outcome(
+            end.state, r.outcome if r else None, r.reason if r else None, hint, code,
+            next_step=step,
+        )  # fmt: skip
+        print(machine.dumps(doc))
+    return code
+
+
+def _told(
+    end: LegEnd, runs_dir: Path, by_node: bool, out: TextIO
+) -> tuple[int, Hint | None, str | None]:
+    """Print the leg's end to ``out``: (exit code, the next step's hint, its name when no
+    hint words it)."""
     run_id, result, state, graph = end.run_id, end.result, end.state, end.graph
     # the fold keeps each node's CLI version: the whole history is not read for them
     from omg.runners.registry import pin_hint
@@ -80,38 +102,58 @@ def _report(end: LegEnd, runs_dir: Path, by_node: bool) -> int:
                 f"warning: run {run_id!r} ran its agent nodes with {runtime} "
                 f"{', '.join(versions)}; pin one version ({how}) so legs behave alike"
             )
-    print()
+    print(file=out)
     events = () if by_node else RunDir(runs_dir / run_id).read_events()
-    print(ledger.render(graph, state, events, by_node=by_node))
+    print(ledger.render(graph, state, events, by_node=by_node, paint=Paint.to(out)), file=out)
     if result is None:
-        print(f"\nrun {run_id!r}: nothing to do — {state['status']}")
-        return {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)
-    print()
+        print(f"\nrun {run_id!r}: nothing to do — {state['status']}", file=out)
+        code = {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)
+        return code, _standing(state), None
+    print(file=out)
+    hint: Hint | None = None
+    step = None
     if result.outcome == "passed":
-        print(f"run {run_id!r} passed.")
+        print(f"run {run_id!r} passed.", file=out)
     elif result.outcome == "failed":
-        block = next_block(Hint("retry_failed", run_id))
-        print(f"run {run_id!r} failed ({result.detail}). {block}")
+        hint = Hint("retry_failed", run_id)
+        print(f"run {run_id!r} failed ({result.detail}). {next_block(hint)}", file=out)
     elif result.reason == "gate":
         gate = result.paused_at or ""
-        block = next_block(Hint("decide", run_id, gate))
-        print(f"Paused at gate {gate!r}: {_gate_question(graph, state, gate)}\n{block}")
+        hint = Hint("decide", run_id, gate)
+        asks = _gate_question(graph, state, gate)
+        print(f"Paused at gate {gate!r}: {asks}\n{next_block(hint)}", file=out)
     elif result.reason == "limit":
-        block = next_block(Hint("resume", run_id))
+        hint = Hint("resume", run_id)
         wait = state["legs"][-1].get("wait")
         said = describe_wait(wait) if wait is not None else result.detail
-        print(f"run {run_id!r} {said}.\nNothing failed; once the limit has reset: {block}")
+        block = next_block(hint)
+        print(
+            f"run {run_id!r} {said}.\nNothing failed; once the limit has reset: {block}", file=out
+        )
     elif result.reason == "spend_cap":
         capped = state["legs"][-1].get("capped")
         said = describe_cap(capped) if capped is not None else result.detail
+        step = "approve_spend"
         print(
             f"run {run_id!r} {said}.\nNothing failed; here, approve more spend with:\n"
-            f"  omg resume {run_id} --approve-spend USD"
+            f"  omg resume {run_id} --approve-spend USD",
+            file=out,
         )
     else:
-        block = next_block(Hint("resume", run_id))
-        print(f"run {run_id!r} paused for its leg budget ({result.detail}). {block}")
-    return exits.BY_OUTCOME[result.outcome]
+        hint = Hint("resume", run_id)
+        block = next_block(hint)
+        print(f"run {run_id!r} paused for its leg budget ({result.detail}). {block}", file=out)
+    return exits.BY_OUTCOME[result.outcome], hint, step
+
+
+def _standing(state: State) -> Hint | None:
+    """What a run no leg could advance needs next (the outcome line's ``next``)."""
+    rid, gate = state["run_id"], state["paused_at"]
+    if state["status"] == "failed":
+        return Hint("retry_failed", rid)
+    if state["status"] == "paused":
+        return Hint("decide", rid, gate) if gate else Hint("resume", rid)
+    return None
 
 
 def _gate_question(graph: Graph, state: State, gate: str) -> str:
@@ -153,6 +195,7 @@ def run(
     base: str,
     by_node: bool = False,
     rehearse: Path | None = None,
+    as_json: bool = False,
 ) -> int:
     from omg.graph.load import load_graph, resolve_inputs
     from omg.leg.start import new_run_id
@@ -170,7 +213,7 @@ def run(
         for use in graph.uses:
             print(use.disclosure(), file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
-    return _report(end, runs_dir, by_node)
+    return _report(end, runs_dir, by_node, as_json)
 
 
 def resume(
@@ -193,6 +236,7 @@ def resume(
     inputs: Mapping[str, str] | None = None,
     approve_spend: float | None = None,
     guidance: str | None = None,
+    as_json: bool = False,
 ) -> int:
     from omg.github import actor
     from omg.leg.decisions import Guidance
@@ -237,7 +281,7 @@ def resume(
             guidance=words,
             stamp=stamp,
         )
-    return _report(end, runs_dir, by_node)
+    return _report(end, runs_dir, by_node, as_json)
 
 
 def dry_run(path: Path, inputs: Mapping[str, str]) -> int:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from omg import strictjson
-from omg.cli import ledger
+from omg.cli import ledger, machine
 from omg.cli.next import next_step
+from omg.cli.terminal import Paint
 from omg.errors import Hint, OmgError, StateError
 from omg.graph.build import graph_from_data
 from omg.state import State, diff, fold
@@ -64,7 +66,9 @@ def _load(rundir: RunDir, *, contents: bool = True) -> State:
     return load_run(rundir, contents=contents)[0]
 
 
-def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
+def show(
+    runs_dir: Path, run_id: str | None, *, by_node: bool = False, as_json: bool = False
+) -> str:
     if run_id is not None:
         rundir = RunDir(runs_dir / check_run_id(run_id))
         if not rundir.exists():
@@ -72,39 +76,60 @@ def show(runs_dir: Path, run_id: str | None, *, by_node: bool = False) -> str:
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
-        table = ledger.render(graph, state, rundir.read_events(), by_node=by_node)
+        if as_json:
+            hint = situation(state, derived)
+            return machine.dumps(machine.run(graph, state, rundir.read_events(), derived, hint))
+        table = ledger.render(
+            graph, state, rundir.read_events(), by_node=by_node, paint=Paint.to(sys.stdout)
+        )
         return (
             f"{table}\n\nstatus: {derived} "
             f"({len(state['legs'])} leg(s))\nnext: {next_line(state, derived)}"
         )
-    rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
-    for path in sorted(p for p in runs_dir.glob("*") if p.is_dir()) if runs_dir.is_dir() else []:
-        rows.append(_row(path))
-    if len(rows) == 1:
-        return f"no runs in {runs_dir}"
+    paths = sorted(p for p in runs_dir.glob("*") if p.is_dir()) if runs_dir.is_dir() else []
+    entries = [_entry(path) for path in paths]
+    if as_json:
+        return machine.dumps(machine.listing(entries, runs_dir=str(runs_dir)))
+    return _table([_row(e) for e in entries]) or f"no runs in {runs_dir}"
+
+
+def _table(body: list[tuple[str, str, str, str, str]]) -> str:
+    """The listing's table ('' for no runs)."""
+    if not body:
+        return ""
+    rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST"), *body]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
     )
 
 
-def _row(path: Path) -> tuple[str, str, str, str, str]:
-    """One run's line of the listing; a damaged run says so and never hides the others."""
+def _row(e: machine.Doc) -> tuple[str, str, str, str, str]:
+    """One run's line of the listing."""
+    if e["status"] == "never_started":
+        return (e["run_id"], "?", e["derived"], "0", "-")
+    if e["error"] is not None:
+        return (e["run_id"], "?", e["derived"], "?", "?")
+    return (e["run_id"], e["graph"], e["derived"], str(e["legs"]), f"${e['cost_usd']:.4f}")
+
+
+def _entry(path: Path) -> machine.Doc:
+    """One run of the listing; a damaged run says so and never hides the others."""
     name = path.name
     if not is_run_id(name):
-        return (ascii(name), "?", "not a run (its name is not a run id)", "?", "?")
+        return machine.unreadable(ascii(name), "not_a_run", "not a run (its name is not a run id)")
     rundir = RunDir(path)
     if not rundir.exists():  # a first leg killed before its first event: nothing to show
-        return (name, "?", "never started", "0", "-")
+        return machine.unreadable(name, "never_started", "never started")
     try:
         state = _load(rundir, contents=False)
         derived = derive(state, rundir)
     except Damaged as exc:
-        return (name, "?", f"damaged: {exc.where} (`omg status {name}` says how)", "?", "?")
+        why = f"damaged: {exc.where} (`omg status {name}` says how)"
+        return machine.unreadable(name, "damaged", why)
     except (OmgError, OSError) as exc:
-        return (name, "?", f"damaged: {str(exc)[:60]}", "?", "?")
-    graph = str(state["graph"].get("name", ""))
-    return (name, graph, derived, str(len(state["legs"])), f"${state['cost_usd']:.4f}")
+        return machine.unreadable(name, "damaged", f"damaged: {str(exc)[:60]}")
+    return machine.summary(name, state, derived)
 
 
 def remote_derive(state: State) -> str:
@@ -121,7 +146,9 @@ def remote_derive(state: State) -> str:
     return str(state["status"])
 
 
-def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
+def fetched(
+    remote: str, run_id: str | None, *, by_node: bool = False, as_json: bool = False
+) -> str:
     """``status --fetch REMOTE [RUN]``: the remote's run branches fetched into
     ``refs/remotes/`` (nothing else local changes), then listed, or one run's ledger."""
 
@@ -151,33 +178,30 @@ def fetched(remote: str, run_id: str | None, *, by_node: bool = False) -> str:
                 f"run {run_id!r} on {remote} has a damaged record ({str(exc)[:80]}); "
                 f"`git log {ref}` shows its commits"
             ) from None
-        table = ledger.render(graph, state, events, by_node=by_node)
+        if as_json:
+            doc = machine.run(
+                graph, state, events, remote_derive(state), None, remote=remote, head=runs[run_id]
+            )
+            return machine.dumps(doc)
+        table = ledger.render(graph, state, events, by_node=by_node, paint=Paint.to(sys.stdout))
         return (
             f"{table}\n\nstatus on {remote}: {remote_derive(state)} ({len(state['legs'])} "
             f"leg(s), at {runs[run_id][:12]})"
         )
-    rows = [("RUN", "GRAPH", "STATUS", "LEGS", "COST")]
-    for rid in runs:
+    entries = []
+    for rid, head in runs.items():
         try:
             text = repo.read_run_file(rid, "state.json", ref=repo.remote_ref(remote, rid))
             state = strictjson.loads(text)
-            rows.append(
-                (
-                    rid,
-                    str(state["graph"].get("name", "")),
-                    remote_derive(state),
-                    str(len(state["legs"])),
-                    f"${state['cost_usd']:.4f}",
-                )
+            entries.append(
+                machine.summary(rid, state, remote_derive(state), remote=remote, head=head)
             )
-        except (OmgError, ValueError, KeyError, TypeError) as exc:
-            rows.append((rid, "?", f"damaged: {str(exc)[:60]}", "?", "?"))
-    if len(rows) == 1:
-        return f"no runs on {remote}"
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-    )
+        except (OmgError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            why = f"damaged: {str(exc)[:60]}"
+            entries.append(machine.unreadable(rid, "damaged", why, remote=remote, head=head))
+    if as_json:
+        return machine.dumps(machine.listing(entries, remote=remote))
+    return _table([_row(e) for e in entries]) or f"no runs on {remote}"
 
 
 def replay(runs_dir: Path, run_id: str, *, write: bool = False) -> tuple[str, int]:

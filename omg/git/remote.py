@@ -289,14 +289,17 @@ def fetch(
     remote: str,
     refspecs: list[str],
     tokens: Sequence[GitToken],
+    *,
+    prune: bool = False,
 ) -> None:
-    """Fetch ``refspecs`` into ``refs/remotes/<remote>/``; local branches are never written."""
+    """Fetch ``refspecs`` into ``refs/remotes/<remote>/``; local branches are never written.
+    With ``prune`` a remote-tracking ref the refspecs map whose ref is gone there goes too."""
     ep = endpoint(repo, remote)
     specs = [_fetch_spec(spec, remote, ep.tracking) for spec in refspecs]
     try:
         ep.remote.fetch(
             specs, message="omg: fetch", callbacks=Callbacks(repo, ep, tokens),
-            prune=FetchPrune.NO_PRUNE, proxy=True,
+            prune=FetchPrune.PRUNE if prune else FetchPrune.NO_PRUNE, proxy=True,
         )  # fmt: skip
     except OmgError:
         raise

@@ -232,6 +232,15 @@ class GitHub:
         base_repo = body["base"]["repo"]["full_name"]
         return PullHead(str(body["head"]["sha"]), str(body["head"]["ref"]), head_repo != base_repo)
 
+    def pull_state(self, number: int) -> str:
+        """``open`` or ``closed`` (merged included); ``unknown`` when GitHub names no such pull
+        request to this token (404) or answers something else."""
+        reply = self.request("GET", f"/repos/{self.repo}/pulls/{number}")
+        if reply.status == 404:
+            return "unknown"
+        state = self._ok(reply, f"PR #{number}").get("state")
+        return state if state in ("open", "closed") else "unknown"
+
     def comments(self, number: int) -> list[IssueComment]:
         """Every comment of an issue or pull request, oldest first."""
         out: list[IssueComment] = []

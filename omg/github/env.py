@@ -34,6 +34,15 @@ def git_tokens(env: Mapping[str, str]) -> list[tuple[str, str, str | None]]:
     return out
 
 
+def api_access(env: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(API URL, owner/name, token) for a command that asks GitHub something inside or outside
+    Actions (``GITHUB_TOKEN`` and ``GITHUB_REPOSITORY`` set); None without them."""
+    token, repository = env.get("GITHUB_TOKEN", ""), env.get("GITHUB_REPOSITORY", "")
+    if not token or not repository:
+        return None
+    return (env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"), repository, token
+
+
 @dataclass(frozen=True)
 class Actions:
     """Everything a GitHub Actions job tells omg through its environment, read once."""

@@ -114,10 +114,13 @@ class StandIn:
 
     # -- what tests set up and read -----------------------------------------------------
 
-    def set_pull(self, number: int, head_sha: str, head_ref: str, *, fork: bool = False) -> None:
+    def set_pull(
+        self, number: int, head_sha: str, head_ref: str, *, fork: bool = False, state: str = "open"
+    ) -> None:
         head_repo = "someone/Hello-World" if fork else self.repo
         self.pulls[number] = {
             "number": number,
+            "state": state,
             "head": {"sha": head_sha, "ref": head_ref, "repo": {"full_name": head_repo}},
             "base": {"ref": "main", "repo": {"full_name": self.repo}},
         }

@@ -14,15 +14,19 @@ CLI = sorted((PACKAGE / "cli").glob("*.py"))
 APP = {"omg.cli", "omg.cli.app"}
 #: What command modules share: each imports no command module (nor the app).
 LEAF_HELPERS = {
+    "omg.cli.complete",  # shell completion: run, node and gate ids
     "omg.cli.exits",  # the exit codes
     "omg.cli.job",  # a CI job's arguments and the pieces every kind of job shares
     "omg.cli.ledger",  # the run's table
     "omg.cli.leg_report",  # what a CI job tells GitHub
     "omg.cli.live",  # a leg's live progress on GitHub
+    "omg.cli.machine",  # the --format json documents
     "omg.cli.next",  # the next step to run
     "omg.cli.progress",  # the live progress lines
     "omg.cli.rehearsal",  # the stand-in model for a `--rehearse` block
     "omg.cli.report",  # the PR comment and the job summary
+    "omg.cli.terminal",  # colour and cursor control, on a terminal only
+    "omg.cli.version",  # what omg this is (`--version`, the pin `omg init` writes)
 }
 
 

@@ -29,6 +29,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "graph": {"kinds", "errors", "fastschema", "graphdata"},
     "schedule": {"graph", "kinds", "errors", "records"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
+    "prune": {"errors"},
     "state": {
         "kinds",
         "errors",
@@ -89,6 +90,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "records",
         "graphdata",
+        "prune",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -104,6 +106,7 @@ PURE = (
     "graph/verdicts.py",
     "schedule.py",
     "matrix.py",
+    "prune.py",
     "state/fold.py",
     "state/wave.py",
     "records.py",
