@@ -19,7 +19,7 @@ from omg.pages import RunView
 from omg.state.ledger import ledger as book_of
 from omg.state.store import RunDir, load_run
 
-MARKS = [f"MARK{i}X" for i in range(5)]
+MARKS = [f"mark{i}x" for i in range(5)]
 GRAPH = f"""\
 name: {MARKS[0]}
 nodes:
