@@ -156,6 +156,8 @@ class Node:
     idle_timeout: str = DEFAULT_IDLE_TIMEOUT  # agent nodes: killed as stuck after this silence
     max_turns: int | None = None  # agent nodes: claude --max-turns
     budget_tokens: int | None = None  # agent nodes: most tokens one attempt may use
+    #: agent nodes: the CLI also loads the checkout's own settings (hooks, MCP servers…)
+    project_settings: bool = False
 
     @property
     def timeout_s(self) -> float:

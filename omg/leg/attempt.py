@@ -5,7 +5,8 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +21,7 @@ from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
+from omg.runners.room import Room, Rooms
 from omg.spend import Spend, summed
 from omg.state import NO_RECORD
 from omg.state.events import EventFields
@@ -61,6 +63,7 @@ class Context:
     runners: Mapping[str, Runner]
     workspace: Workspace
     parent_env: Mapping[str, str]
+    rooms: Rooms  # where each execution's room is made (its HOME, TMPDIR, a CLI's home)
     rehearsal: bool = False  # tag each agent request with its node, round and attempt
     budget_left: Callable[[], float | None] = lambda: None
     deadline: Deadline = field(default_factory=Deadline)  # the leg's --max-minutes, one clock
@@ -216,24 +219,28 @@ def execute(
                 cost_anomaly=prev[0].spend.anomaly,
                 session_id=session or resume,
             )
-        inv = Invocation(
-            node=node,
-            text=text,
-            cwd=cwd,
-            env=runner.rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
-            timeout_s=node.timeout_s,
-            session_id=session,
-            resume_session=resume,
-            resume_cost_usd=resume_cost,
-            fork=fork,
-            budget_usd=_budget(node.budget_usd, ctx.budget_left()),
-            prices=ctx.graph.prices,
-        )
-        if resume:
-            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
-        out = runner.run(inv, ctx.spawn)
-        if node.kind == "agent" and out.session_id:
-            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+        with ctx.rooms.room() as room:  # its files, the CLI's own among them, end with it
+            run_env = room.env(runner.furnish(room, env))
+            inv = Invocation(
+                node=node,
+                text=text,
+                cwd=cwd,
+                env=runner.rehearsal_tags(run_env, node.id, round_, attempt)
+                if ctx.rehearsal
+                else run_env,
+                timeout_s=node.timeout_s,
+                session_id=session,
+                resume_session=resume,
+                resume_cost_usd=resume_cost,
+                fork=fork,
+                budget_usd=_budget(node.budget_usd, ctx.budget_left()),
+                prices=ctx.graph.prices,
+            )
+            if resume:  # from the run's kept copy, masked: the room starts empty
+                transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
+            out = runner.run(inv, ctx.spawn)
+            if node.kind == "agent" and out.session_id:  # kept before the room goes
+                transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))
         total += out.spend.cost_usd
@@ -245,14 +252,15 @@ def execute(
             return replace(
                 res, limit=out.limit, retries=attempt - 1, session_id=sid, total_usd=total
             )
-        j = judge(
-            node,
-            out,
-            verify_command=verify_cmd,
-            verify_cwd=verify_cwd,
-            env=shell_env,
-            spawn=ctx.spawn,
-        )
+        with _verify_room(ctx, verify_cmd) as verify_room:  # never the agent's room
+            j = judge(
+                node,
+                out,
+                verify_command=verify_cmd,
+                verify_cwd=verify_cwd,
+                env=shell_env if verify_room is None else verify_room.env(shell_env),
+                spawn=ctx.spawn,
+            )
         cost = out.spend.cost_usd
         if j.passed and node.budget_usd is not None and cost > node.budget_usd:
             over = cost - node.budget_usd
@@ -281,6 +289,16 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+@contextmanager
+def _verify_room(ctx: Context, verify: ShellText | None) -> Iterator[Room | None]:
+    """A room of its own for a verify command (None when the node has none)."""
+    if verify is None:
+        yield None
+        return
+    with ctx.rooms.room() as room:
+        yield room
 
 
 def _over_tokens(node: Node, out: Output, j: Judgment) -> Judgment:
