@@ -170,7 +170,7 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
             severity="warning",
         )
     for field, text in n.interpolated_fields():
-        if field not in SHELL_FIELDS:
+        if field not in SHELL_FIELDS and not field.startswith("env."):
             continue
         for tok in scan(text):
             if tok.kind == "artifacts" and tok.inline:

@@ -180,6 +180,7 @@ class Node:
                 out.append(("success_check.verify.cwd", v.cwd))
         if self.worktree is not None and self.worktree.branch is not None:
             out.append(("worktree.branch", self.worktree.branch))
+        out.extend((f"env.{name}", value) for name, value in self.env if value is not None)
         return out
 
 

@@ -13,7 +13,14 @@ from typing import Any, Protocol
 
 from omg import schedule
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import ResolveError, ShellText, Token, render, render_shell
+from omg.graph.placeholders import (
+    ResolveError,
+    ShellText,
+    Token,
+    render,
+    render_shell,
+    render_value,
+)
 from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
 from omg.leg.deadline import Deadline
@@ -139,6 +146,13 @@ class Renderer:
         """A command with its placeholders as variable references, and their values."""
         return render_shell(text, self.resolve)
 
+    def env(self, node: Node) -> list[tuple[str, str | None]]:
+        """The node's ``env:``, each value's placeholders rendered into it as data."""
+        return [
+            (name, None if value is None else render_value(value, self.resolve, name))
+            for name, value in node.env
+        ]
+
 
 def execute(
     ctx: Context, node: Node, round_: int, on_started: Callable[[], None] | None = None
@@ -162,6 +176,7 @@ def execute(
         v = node.success_check.verify
         verify_cmd = r.shell(v.command) if v is not None else None
         verify_cwd = (cwd / r.text(v.cwd)) if v is not None and v.cwd is not None else cwd
+        declared = r.env(node)
     except (ResolveError, OSError, ValueError) as exc:
         _start(ctx, node, round_, None, on_started)  # every terminal event follows a start
         return Result(
@@ -183,8 +198,8 @@ def execute(
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
             ),
         )
-    env = {**child_env(ctx.parent_env, node.env, prefixes=runner.env_prefixes), **values}
-    shell_env = child_env(ctx.parent_env, node.env)
+    env = {**child_env(ctx.parent_env, declared, prefixes=runner.env_prefixes), **values}
+    shell_env = child_env(ctx.parent_env, declared)
     max_attempts = 1 + max(node.retry.max, 0)
     used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)
     total = 0.0  # every attempt's cost, summed

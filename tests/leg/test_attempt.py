@@ -171,6 +171,29 @@ def test_the_next_leg_removes_the_rooms_a_killed_leg_left(tmp_path: Path) -> Non
     assert rooms_left(first.dir, parent) == []
 
 
+def test_env_values_get_their_placeholders_rendered_as_data(tmp_path: Path) -> None:
+    graph = """\
+name: g
+inputs: [x]
+nodes:
+  - id: a
+    run: printf 'the reply'
+  - id: b
+    depends_on: [a]
+    run: 'printf "%s|%s|%s|%s" "$WHO" "$PATH_OF_A" "$TEXT_OF_A" "$PLAIN"'
+    env:
+      WHO: "x={{ inputs.x }}"
+      PATH_OF_A: "{{ artifacts.a }}"
+      TEXT_OF_A: "{{ artifacts.a | inline }}"
+      PLAIN: "{{ not a placeholder }}"
+"""
+    ran = run_graph(tmp_path, graph, inputs={"x": "$(id) and `id`"})
+    assert ran.outcome == "passed", ran.error
+    who, path, text, plain = ran.artifact("b").split("|")
+    assert who == "x=$(id) and `id`" and plain == "{{ not a placeholder }}"
+    assert path == str((ran.dir / "artifacts" / "a.out").resolve()) and text == "the reply"
+
+
 def test_a_room_knows_the_users_git_identity_and_nothing_else_of_their_gitconfig(
     tmp_path: Path,
 ) -> None:
