@@ -357,6 +357,7 @@ def _run_leg(
                 post_wait(commits.repo, commits.push_remote, rec.rundir.run_id, rec.state["legs"])
         return result
     finally:
+        ctx.rooms.clear()  # every execution of the leg has ended: no room of the run stays
         if commits is not None:
             commits.release_lease()
 

@@ -77,7 +77,8 @@ class Runner(Protocol):
     #: Whether omg names a fresh session (claude's --session-id); False when the CLI names
     #: its own (codex's thread id, known once it starts) and omg records the one it reports.
     names_sessions: bool
-    #: Where this runtime keeps its session transcripts, as a user would look for them.
+    #: Where this runtime keeps its session transcripts while an execution runs (in its room),
+    #: as a user would look for them.
     transcript_home: str
     #: How a user pins this runtime's CLI to one version, so every leg behaves alike ("" when
     #: it has no CLI of its own).
