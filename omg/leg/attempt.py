@@ -6,7 +6,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -234,28 +234,20 @@ def execute(
                 cost_anomaly=prev[0].spend.anomaly,
                 session_id=session or resume,
             )
-        with ctx.rooms.room() as room:  # its files, the CLI's own among them, end with it
-            run_env = room.env(runner.furnish(room, env))
-            inv = Invocation(
-                node=node,
-                text=text,
-                cwd=cwd,
-                env=runner.rehearsal_tags(run_env, node.id, round_, attempt)
-                if ctx.rehearsal
-                else run_env,
-                timeout_s=node.timeout_s,
-                session_id=session,
-                resume_session=resume,
-                resume_cost_usd=resume_cost,
-                fork=fork,
-                budget_usd=_budget(node.budget_usd, ctx.budget_left()),
-                prices=ctx.graph.prices,
-            )
-            if resume:  # from the run's kept copy, masked: the room starts empty
-                transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
-            out = runner.run(inv, ctx.spawn)
-            if node.kind == "agent" and out.session_id:  # kept before the room goes
-                transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+        inv = Invocation(
+            node=node,
+            text=text,
+            cwd=cwd,
+            env=env,
+            timeout_s=node.timeout_s,
+            session_id=session,
+            resume_session=resume,
+            resume_cost_usd=resume_cost,
+            fork=fork,
+            budget_usd=_budget(node.budget_usd, ctx.budget_left()),
+            prices=ctx.graph.prices,
+        )
+        out = _in_room(ctx, runner, inv, round_, attempt)
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))
         total += out.spend.cost_usd
@@ -267,15 +259,18 @@ def execute(
             return replace(
                 res, limit=out.limit, retries=attempt - 1, session_id=sid, total_usd=total
             )
-        with _verify_room(ctx, verify_cmd) as verify_room:  # never the agent's room
-            j = judge(
-                node,
-                out,
-                verify_command=verify_cmd,
-                verify_cwd=verify_cwd,
-                env=shell_env if verify_room is None else verify_room.env(shell_env),
-                spawn=ctx.spawn,
-            )
+        try:
+            with _verify_room(ctx, verify_cmd) as verify_room:  # never the agent's room
+                j = judge(
+                    node,
+                    out,
+                    verify_command=verify_cmd,
+                    verify_cwd=verify_cwd,
+                    env=shell_env if verify_room is None else verify_room.env(shell_env),
+                    spawn=ctx.spawn,
+                )
+        except OSError as exc:
+            j = Judgment(False, "run_error", False, detail=_no_room(ctx, exc))
         cost = out.spend.cost_usd
         if j.passed and node.budget_usd is not None and cost > node.budget_usd:
             over = cost - node.budget_usd
@@ -304,6 +299,35 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _in_room(ctx: Context, runner: Runner, inv: Invocation, round_: int, attempt: int) -> Output:
+    """Run ``inv`` in a room of its own: its HOME, TMPDIR and the CLI's configuration home are
+    made for it, a resumed session restored there from the run's kept copy, and the session
+    kept (masked) before the room and all in it — the CLI's own files — go."""
+    node = inv.node
+    with ExitStack() as stack:
+        try:
+            room = stack.enter_context(ctx.rooms.room())
+            env = room.env(runner.furnish(room, inv.env))
+        except OSError as exc:
+            return Output(None, "", error="run_error", detail=_no_room(ctx, exc))
+        if ctx.rehearsal:
+            env = runner.rehearsal_tags(env, node.id, round_, attempt)
+        inv = replace(inv, env=env)
+        if inv.resume_session:  # the room starts empty
+            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, inv.resume_session)
+        out = runner.run(inv, ctx.spawn)
+        if node.kind == "agent" and out.session_id:
+            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+        return out
+
+
+def _no_room(ctx: Context, exc: OSError) -> str:
+    return (
+        f"could not make the execution's room under {ctx.rooms.base.parent}: "
+        f"{exc.strerror or exc} — free space there, or point TMPDIR at a writable directory"
+    )
 
 
 @contextmanager

@@ -207,3 +207,16 @@ def test_a_room_knows_the_users_git_identity_and_nothing_else_of_their_gitconfig
     ran = run_graph(tmp_path, graph, parent_env=clean_env(HOME=str(home)))
     assert ran.outcome == "passed", ran.error
     assert ran.artifact("a").splitlines() == ["user.email=ada@example.com", 'user.name=Ada "L"']
+
+
+def test_a_room_that_cannot_be_made_fails_the_node_with_its_reason(tmp_path: Path) -> None:
+    (tmp_path / "not-a-dir").write_text("")
+    parent = clean_env(TMPDIR=str(tmp_path / "not-a-dir"))
+    graph = "name: g\nnodes:\n  - {id: a, run: 'true'}\n  - {id: b, prompt: go, depends_on: []}\n"
+    ran = run_graph(tmp_path, graph, runners={"claude": FakeRunner()}, parent_env=parent)
+    assert ran.outcome == "failed", ran.error
+    for node in ("a", "b"):
+        [done] = of(ran.events(), "node_failed", node)
+        assert done["cause"] == "run_error"
+        assert "could not make the execution's room under" in done["detail"]
+        assert "point TMPDIR at a writable directory" in done["detail"]
