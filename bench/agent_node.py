@@ -32,7 +32,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from common import CHILD_ENV, OMG, git_repo, report  # noqa: E402
 
+from omg.runners.claude import ClaudeRunner  # noqa: E402
 from omg.runners.registry import rehearsal_env  # noqa: E402
+from omg.runners.room import Rooms  # noqa: E402
 from omg.stubmodel import StubModel  # noqa: E402
 from omg.stubmodel.script import build  # noqa: E402
 
@@ -46,15 +48,16 @@ def cli_alone(work: Path, repeats: int) -> list[float]:
     stub = StubModel(build({"rules": [{"name": "done", "reply": "DONE"}]}, "bench"))
     took = []
     with stub.serve():
-        for i in range(repeats):
-            env = rehearsal_env(CHILD_ENV, stub.url, work / f"cfg-{i}")
-            argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose"]
-            argv += ["--session-id", str(uuid.uuid4())]
-            t0 = time.perf_counter()
-            res = subprocess.run(
-                argv, input="say DONE", cwd=work, env=env, capture_output=True, text=True
-            )
-            took.append(time.perf_counter() - t0)
+        for _ in range(repeats):
+            with Rooms(work / "rooms").room() as room:  # a configuration home of its own
+                env = room.env(ClaudeRunner().furnish(room, rehearsal_env(CHILD_ENV, stub.url)))
+                argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose"]
+                argv += ["--session-id", str(uuid.uuid4())]
+                t0 = time.perf_counter()
+                res = subprocess.run(
+                    argv, input="say DONE", cwd=work, env=env, capture_output=True, text=True
+                )
+                took.append(time.perf_counter() - t0)
             if '"result":"DONE"' not in res.stdout:
                 raise SystemExit(f"claude did not answer:\n{res.stdout[-800:]}{res.stderr[-800:]}")
     return took

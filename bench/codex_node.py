@@ -34,6 +34,7 @@ from omg.graph.build import node_from_data  # noqa: E402
 from omg.runners.base import Invocation  # noqa: E402
 from omg.runners.codex import CodexRunner  # noqa: E402
 from omg.runners.registry import rehearsal_env  # noqa: E402
+from omg.runners.room import Rooms  # noqa: E402
 from omg.stubmodel import StubModel  # noqa: E402
 from omg.stubmodel.script import build  # noqa: E402
 
@@ -49,17 +50,17 @@ def cli_alone(work: Path, repeats: int) -> list[float]:
     took = []
     node = node_from_data({"id": "a", "runtime": "codex", "prompt": "say DONE"})
     with stub.serve():
-        for i in range(repeats):
-            home = work / f"state-{i}" / "claude"
-            env = rehearsal_env(CHILD_ENV, stub.url, home)
-            (home.parent / "codex").mkdir(parents=True)
-            inv = Invocation(node=node, text="say DONE", cwd=work, env=env, timeout_s=60)
-            argv = CodexRunner(binary=str(CODEX)).argv(inv)
-            t0 = time.perf_counter()
-            res = subprocess.run(
-                argv, input="say DONE", cwd=work, env=env, capture_output=True, text=True
-            )
-            took.append(time.perf_counter() - t0)
+        runner = CodexRunner(binary=str(CODEX))
+        for _ in range(repeats):
+            with Rooms(work / "rooms").room() as room:  # a codex home of its own
+                env = room.env(runner.furnish(room, rehearsal_env(CHILD_ENV, stub.url)))
+                inv = Invocation(node=node, text="say DONE", cwd=work, env=env, timeout_s=60)
+                argv = runner.argv(inv)
+                t0 = time.perf_counter()
+                res = subprocess.run(
+                    argv, input="say DONE", cwd=work, env=env, capture_output=True, text=True
+                )
+                took.append(time.perf_counter() - t0)
             if '"text":"DONE"' not in res.stdout:
                 raise SystemExit(f"codex did not answer:\n{res.stdout[-800:]}{res.stderr[-800:]}")
     return took

@@ -141,6 +141,9 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, A
         then = compile_schema(schema.get("then", True), defs)
         other = compile_schema(schema.get("else", True), defs)
         return lambda v: then(v) if cond(v) else other(v)
+    if key == "not":
+        banned = compile_schema(arg, defs)
+        return lambda v: not banned(v)
     if key in ("anyOf", "oneOf"):
         subs = [compile_schema(s, defs) for s in arg]
         if key == "anyOf":

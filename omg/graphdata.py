@@ -94,6 +94,7 @@ class NodeData(TypedDict, total=False):
     idle_timeout: Duration
     max_turns: int
     budget_tokens: int
+    project_settings: bool
 
 
 class GraphData(TypedDict, total=False):

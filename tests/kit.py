@@ -53,6 +53,16 @@ def clean_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, 
     return env
 
 
+def rooms_left(run_dir: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The rooms of the run at ``run_dir`` still on this machine: none once its executions
+    ended (``env``: omg's environment, whose TMPDIR holds them)."""
+    from omg.runners.process import run_mark
+    from omg.runners.room import Rooms
+
+    base = Rooms.of_run(run_mark(run_dir), clean_env() if env is None else env).base
+    return sorted(base.iterdir()) if base.is_dir() else []
+
+
 def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:
     """Write a graph file (dedented) and return its path."""
     where.mkdir(parents=True, exist_ok=True)

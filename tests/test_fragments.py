@@ -274,3 +274,25 @@ def test_an_unknown_key_in_a_fragment_node_is_refused_with_the_keys_it_may_hold(
     ((line, message),) = [(f.line, f.message) for f in found]
     assert line == 7
     assert message.startswith('unknown key "timeot" in nodes[0] — did you mean "timeout"?')
+
+
+def test_a_bound_value_reaches_a_command_through_env_as_data(tmp_path: Path) -> None:
+    """The documented pattern: `{{ with.x }}` bound to `{{ inputs.x }}` in `env:`, read as
+    "$NAME": the node gets the input's value, hostile text and all, never the placeholder."""
+    from kit import run_graph
+
+    fragments = tmp_path / "graphs" / "fragments"
+    fragments.mkdir(parents=True)
+    (fragments / "say-goal.yaml").write_text(
+        "fragment: say-goal\ndescription: says the goal back\nsubstitutions: [goal]\n"
+        'node:\n  run: printf \'%s\' "$GOAL"\n  env: {GOAL: "{{ with.goal }}"}\n'
+    )
+    graph = (
+        "name: g\ninputs: {goal: {required: true}}\nnodes:\n  - id: say\n    use: say-goal\n"
+        '    with: {goal: "{{ inputs.goal }}"}\n'
+    )
+    hostile = "tidy $(touch pwned) `touch pwned` ' \" ; {{ inputs.goal }}"
+    ran = run_graph(tmp_path, graph, inputs={"goal": hostile})
+    assert ran.outcome == "passed", ran.error
+    assert ran.artifact("say") == hostile
+    assert not (tmp_path / "pwned").exists()

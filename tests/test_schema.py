@@ -103,6 +103,7 @@ NODE_SAMPLES: dict[str, Any] = {
     "idle_timeout": "90s",
     "budget_usd": 1.5,
     "max_turns": 30,
+    "project_settings": True,
 }
 
 
@@ -169,3 +170,51 @@ def test_the_packaged_schemas_are_the_published_ones() -> None:
         assert (root / "schemas" / name).read_bytes() == (
             root / "omg" / "schemas" / name
         ).read_bytes(), name
+
+
+#: name → a word of the reason a graph may not set it (each class of the refused names).
+REFUSED_ENV = {
+    "HOME": "a HOME (the XDG", "TMPDIR": "a TMPDIR", "XDG_CONFIG_HOME": "the XDG directories",
+    "CLAUDE_CONFIG_DIR": "configuration home", "CODEX_HOME": "configuration home",
+    "PATH": "programs a command line runs", "SHELL": "the shell",
+    "CLAUDE_ENV_FILE": "before each", "LD_PRELOAD": "dynamic loader", "DYLD_INSERT_LIBRARIES":
+    "dynamic loader", "PYTHONPATH": "interpreter", "NODE_OPTIONS": "interpreter",
+    "PERL5OPT": "interpreter", "RUBYOPT": "interpreter", "JAVA_TOOL_OPTIONS": "interpreter",
+    "BASH_ENV": "sh or bash", "ENV": "sh or bash", "PS4": "set -x", "IFS": "re-splits",
+    "PROMPT_COMMAND": "sh or bash", "SHELLOPTS": "sh or bash", "GIT_CONFIG_COUNT": "git",
+    "GIT_CONFIG_GLOBAL": "git", "GIT_EXEC_PATH": "git", "GIT_SSH_COMMAND": "git",
+    "GIT_DIR": "another repository", "PAGER": "other programs", "LESSOPEN": "other programs",
+}  # fmt: skip
+#: Names a graph may set: data, a tool's own settings, a build's choices.
+ALLOWED_ENV = ["LOG_LEVEL", "IS_SANDBOX", "GOPROXY", "JAVA_HOME", "CC", "GIT_AUTHOR_NAME",
+               "ANTHROPIC_MODEL", "OPENAI_ORG_ID", "HOMEBREW_NO_AUTO_UPDATE", "MYPATH"]  # fmt: skip
+
+
+def _env_findings(env: str) -> list[Any]:
+    from omg.graph.schema import schema_findings
+    from omg.graph.yamlpos import parse
+
+    text = f"name: g\nnodes:\n  - id: a\n    run: make\n    env: {env}\n"
+    parsed = parse(text)
+    return schema_findings(parsed.data, "g.yaml", parsed.positions)
+
+
+@pytest.mark.parametrize(("name", "why"), sorted(REFUSED_ENV.items()))
+def test_schema_refuses_env_names_that_move_a_room_or_start_code(name: str, why: str) -> None:
+    for env in (f"{{{name}: x}}", f"[{name}]", f"{{{name}: null}}"):
+        (f,) = _env_findings(env)
+        assert (f.code, f.line, f.node) == ("env-refused", 5, "a"), f
+        assert f.message.startswith(f'env: "{name}" may not be set by a graph — ')
+        assert why in f.message, f.message
+
+
+def test_schema_lets_a_graph_set_every_other_name() -> None:
+    assert _env_findings("{" + ", ".join(f"{n}: x" for n in ALLOWED_ENV) + "}") == []
+
+
+def test_every_runtimes_room_variables_are_refused_in_env() -> None:
+    from omg.runners import default_runners
+
+    for runner in default_runners().values():
+        for name in runner.room_env:
+            assert [f.code for f in _env_findings(f"[{name}]")] == ["env-refused"], name

@@ -151,8 +151,8 @@ def _session(rundir: RunDir, sid: str, runner: Runner | None) -> list[str]:
     kept = rundir.session(sid)
     if not kept.exists() or runner is None:
         return [
-            f"session {sid}: no kept transcript (still running, never started, or over the "
-            "size cap); on the machine that ran it, it is under "
+            f"session {sid}: no kept transcript — never started, over the size cap (then gone "
+            "with its execution's room), or still running: then it is in that room, under "
             + (runner.transcript_home if runner is not None else "its runtime's directory")
         ]
     done = runner.steps(kept)

@@ -13,15 +13,14 @@ from omg.runners.registry import rehearsal_env
 
 
 @contextmanager
-def rehearsal(script: Path, config_dir: Path) -> Iterator[dict[str, str]]:
+def rehearsal(script: Path) -> Iterator[dict[str, str]]:
     """The stand-in serving ``script`` for the block; yields the children's environment."""
     from omg.stubmodel import StubModel, load
 
     stub = StubModel(load(script))
-    config_dir.mkdir(parents=True, exist_ok=True)
     with stub.serve():
         print(f"Rehearsing with {script} (the stand-in model at {stub.url})", file=sys.stderr)
-        yield rehearsal_env(os.environ, stub.url, config_dir)
+        yield rehearsal_env(os.environ, stub.url)
     unmatched = [s for s in stub.seen if not s.rule]
     if unmatched:
         print(

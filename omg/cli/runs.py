@@ -50,17 +50,14 @@ def _environment(
 
 
 @contextmanager
-def _rehearsing(
-    script: Path | None, runs_dir: Path, run_id: str
-) -> Iterator[dict[str, str] | None]:
+def _rehearsing(script: Path | None) -> Iterator[dict[str, str] | None]:
     """The stub model for ``--rehearse SCRIPT`` (and the children's environment), else None."""
     if script is None:
         yield None
         return
     from omg.cli.rehearsal import rehearsal
-    from omg.runners.registry import rehearsal_home
 
-    with rehearsal(script, rehearsal_home(runs_dir.parent / "rehearsal" / run_id)) as env:
+    with rehearsal(script) as env:
         yield env
 
 
@@ -205,7 +202,7 @@ def run(
     graph = load_graph(path)
     resolve_inputs(graph, inputs)  # refuse bad inputs before anything is created
     rid = run_id if run_id is not None else new_run_id(graph, runs_dir)
-    with _rehearsing(rehearse, runs_dir, rid) as rehearsed, Progress() as progress:
+    with _rehearsing(rehearse) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
         _attach_git(env, rid, commit=commit, push=push, base=base)
         opts = LegOptions(concurrency, max_minutes, max_nodes)
@@ -259,7 +256,7 @@ def resume(
 
     opts = LegOptions(concurrency, max_minutes, max_nodes)
 
-    with _rehearsing(rehearse, runs_dir, run_id) as rehearsed, Progress() as progress:
+    with _rehearsing(rehearse) as rehearsed, Progress() as progress:
         env = _environment(runs_dir, progress, rehearsed)
         env.inputs = inputs or {}  # a run's secret inputs, given again (omg never records them)
         _attach_git(env, run_id, commit=commit, push=push)

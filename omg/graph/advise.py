@@ -11,6 +11,7 @@ from omg.graph.locate import Locator
 from omg.graph.model import TOKEN_RUNTIMES, Graph, Node
 from omg.graph.parity import parity
 from omg.graph.placeholders import scan
+from omg.graph.projectsettings import project_settings
 from omg.graph.references import SHELL_FIELDS, Reach
 from omg.graph.yamlpos import Positions
 
@@ -29,6 +30,7 @@ def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[
         out.extend(_node(graph, at, n))
     out.extend(_inputs(graph, at))
     out.extend(parity(graph, at))
+    out.extend(project_settings(graph, at))
     out.sort(key=lambda f: (f.line or 0, f.column or 0))
     out.append(_price(graph, at))
     return out
@@ -168,7 +170,7 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
             severity="warning",
         )
     for field, text in n.interpolated_fields():
-        if field not in SHELL_FIELDS:
+        if field not in SHELL_FIELDS and not field.startswith("env."):
             continue
         for tok in scan(text):
             if tok.kind == "artifacts" and tok.inline:

@@ -146,6 +146,7 @@ def node_from_data(raw: NodeData) -> Node:
         cwd=_str_or_none(raw.get("cwd")),
         worktree=_worktree(raw.get("worktree")),
         env=_env(raw.get("env")),
+        project_settings=bool(raw.get("project_settings", False)),
         success_check=SuccessCheck(
             exit_zero=bool(sc.get("exit_zero", False)),
             result_matches=_str_or_none(sc.get("result_matches")),

@@ -156,6 +156,8 @@ class Node:
     idle_timeout: str = DEFAULT_IDLE_TIMEOUT  # agent nodes: killed as stuck after this silence
     max_turns: int | None = None  # agent nodes: claude --max-turns
     budget_tokens: int | None = None  # agent nodes: most tokens one attempt may use
+    #: agent nodes: the CLI also loads the checkout's own settings (hooks, MCP servers…)
+    project_settings: bool = False
 
     @property
     def timeout_s(self) -> float:
@@ -178,6 +180,7 @@ class Node:
                 out.append(("success_check.verify.cwd", v.cwd))
         if self.worktree is not None and self.worktree.branch is not None:
             out.append(("worktree.branch", self.worktree.branch))
+        out.extend((f"env.{name}", value) for name, value in self.env if value is not None)
         return out
 
 

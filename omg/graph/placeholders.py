@@ -148,6 +148,13 @@ def render_shell(text: str, resolve: Resolver) -> ShellText:
     return ShellText("".join(parts), tuple(values))
 
 
+def render_value(text: str, resolve: Resolver, name: str) -> str:
+    """An ``env:`` value with its placeholders rendered: data the variable ``name`` carries as
+    it is (never shell text), or a ResolveError for a value no variable can carry."""
+    value = render(text, resolve)
+    return _carried(Token(f"env {name}'s {text}", None, "", False, 0), name, value)
+
+
 def _carried(tok: Token, name: str, value: str) -> str:
     """``value`` if an environment variable can carry it, else a ResolveError that says why."""
     if "\0" in value:

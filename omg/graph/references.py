@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from omg.graph.codeoptions import code_variable
 from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
@@ -61,6 +62,8 @@ def check_references(graph: Graph) -> Iterator[RefProblem]:
                     yield RefProblem(node.id, field, tok.start, text, code, message)
             if field in SHELL_FIELDS:
                 yield from _positions(node, field, text)
+            elif field.startswith("env."):
+                yield from _code_value(node, field, text)
 
 
 def _positions(node: Node, field: str, text: str) -> Iterator[RefProblem]:
@@ -69,6 +72,20 @@ def _positions(node: Node, field: str, text: str) -> Iterator[RefProblem]:
         if spot.refused:
             message = f"{field}: {refusal(spot, text[spot.start : spot.end])}"
             yield RefProblem(node.id, field, spot.start, text, "placeholder-position", message)
+
+
+def _code_value(node: Node, field: str, text: str) -> Iterator[RefProblem]:
+    """Placeholders in an ``env:`` value that a program runs or loads as code (``CC``, …)."""
+    chooses = code_variable(field.removeprefix("env."))
+    if chooses is None:
+        return
+    for m in TOKEN.finditer(text):
+        yield RefProblem(
+            node.id, field, m.start(), text, "placeholder-position",
+            f"{field}: {m.group(0)} would set {chooses}, so a value would choose what runs; "
+            "write the program into the command, and pass the value as data in a variable "
+            "of another name",
+        )  # fmt: skip
 
 
 def _judge(

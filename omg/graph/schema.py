@@ -183,6 +183,8 @@ def _translate(err: Any, data: Any, hint: str) -> Iterator[Issue]:
         yield path, "not-allowed", _not_in(inst, [str(v) for v in err.validator_value], field, hint)
     elif kw == "const":
         yield path, "not-allowed", f"{field}: {show(inst)} is not allowed{_why(hint)}"
+    elif kw == "not":
+        yield from _refused(err, path)
     elif kw == "pattern" and "propertyNames" in err.relative_schema_path:
         yield path, "bad-name", f"{field}: key {show(inst)} is not valid{_why(hint, 'want ')}"
     elif kw == "pattern":
@@ -198,6 +200,17 @@ def _translate(err: Any, data: Any, hint: str) -> Iterator[Issue]:
         yield path, "repeated", f"{field} lists {show(dup)} twice — each may appear once"
     else:
         yield path, "schema", f"{field}: {err.message}"
+
+
+def _refused(err: Any, path: DataPath) -> Iterator[Issue]:
+    """A name the schema refuses (``$defs/envName``'s ``not``), told with the reason its branch
+    gives; a key is located at its own line."""
+    name = err.instance
+    if "propertyNames" in err.relative_schema_path:
+        path = (*path, name)
+    branches = err.validator_value.get("anyOf", [err.validator_value])
+    why = next((b.get("description", "") for b in branches if compile_schema(b)(name)), "")
+    yield path, "env-refused", f"env: {show(name)} may not be set by a graph{_why(why)}"
 
 
 def _union(err: Any, path: DataPath, hint: str, data: Any) -> Iterator[Issue]:

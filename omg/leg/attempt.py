@@ -5,14 +5,22 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from omg import schedule
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import ResolveError, ShellText, Token, render, render_shell
+from omg.graph.placeholders import (
+    ResolveError,
+    ShellText,
+    Token,
+    render,
+    render_shell,
+    render_value,
+)
 from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
 from omg.leg.deadline import Deadline
@@ -20,6 +28,7 @@ from omg.leg.judge import Judgment, judge
 from omg.runners import Invocation, Output, Runner
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
+from omg.runners.room import Room, Rooms
 from omg.spend import Spend, summed
 from omg.state import NO_RECORD, State
 from omg.state.events import EventFields
@@ -61,6 +70,7 @@ class Context:
     runners: Mapping[str, Runner]
     workspace: Workspace
     parent_env: Mapping[str, str]
+    rooms: Rooms  # where each execution's room is made (its HOME, TMPDIR, a CLI's home)
     rehearsal: bool = False  # tag each agent request with its node, round and attempt
     budget_left: Callable[[], float | None] = lambda: None
     deadline: Deadline = field(default_factory=Deadline)  # the leg's --max-minutes, one clock
@@ -139,6 +149,13 @@ class Renderer:
         """A command with its placeholders as variable references, and their values."""
         return render_shell(text, self.resolve)
 
+    def env(self, node: Node) -> list[tuple[str, str | None]]:
+        """The node's ``env:``, each value's placeholders rendered into it as data."""
+        return [
+            (name, None if value is None else render_value(value, self.resolve, name))
+            for name, value in node.env
+        ]
+
 
 def execute(
     ctx: Context, node: Node, round_: int, on_started: Callable[[], None] | None = None
@@ -162,6 +179,7 @@ def execute(
         v = node.success_check.verify
         verify_cmd = r.shell(v.command) if v is not None else None
         verify_cwd = (cwd / r.text(v.cwd)) if v is not None and v.cwd is not None else cwd
+        declared = r.env(node)
     except (ResolveError, OSError, ValueError) as exc:
         _start(ctx, node, round_, None, on_started)  # every terminal event follows a start
         return Result(
@@ -183,8 +201,8 @@ def execute(
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
             ),
         )
-    env = {**child_env(ctx.parent_env, node.env, prefixes=runner.env_prefixes), **values}
-    shell_env = child_env(ctx.parent_env, node.env)
+    env = {**child_env(ctx.parent_env, declared, prefixes=runner.env_prefixes), **values}
+    shell_env = child_env(ctx.parent_env, declared)
     max_attempts = 1 + max(node.retry.max, 0)
     used: dict[str, int] = {}  # token usage of every attempt, summed (as their cost is)
     total = 0.0  # every attempt's cost, summed
@@ -223,7 +241,7 @@ def execute(
             node=node,
             text=text,
             cwd=cwd,
-            env=runner.rehearsal_tags(env, node.id, round_, attempt) if ctx.rehearsal else env,
+            env=env,
             timeout_s=node.timeout_s,
             session_id=session,
             resume_session=resume,
@@ -232,11 +250,7 @@ def execute(
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
             prices=ctx.graph.prices,
         )
-        if resume:
-            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, resume)
-        out = runner.run(inv, ctx.spawn)
-        if node.kind == "agent" and out.session_id:
-            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+        out = _in_room(ctx, runner, inv, round_, attempt)
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))
         total += out.spend.cost_usd
@@ -248,14 +262,18 @@ def execute(
             return replace(
                 res, limit=out.limit, retries=attempt - 1, session_id=sid, total_usd=total
             )
-        j = judge(
-            node,
-            out,
-            verify_command=verify_cmd,
-            verify_cwd=verify_cwd,
-            env=shell_env,
-            spawn=ctx.spawn,
-        )
+        try:
+            with _verify_room(ctx, verify_cmd) as verify_room:  # never the agent's room
+                j = judge(
+                    node,
+                    out,
+                    verify_command=verify_cmd,
+                    verify_cwd=verify_cwd,
+                    env=shell_env if verify_room is None else verify_room.env(shell_env),
+                    spawn=ctx.spawn,
+                )
+        except OSError as exc:
+            j = Judgment(False, "run_error", False, detail=_no_room(ctx, exc))
         cost = out.spend.cost_usd
         if j.passed and node.budget_usd is not None and cost > node.budget_usd:
             over = cost - node.budget_usd
@@ -284,6 +302,45 @@ def execute(
         if delay:
             ctx.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _in_room(ctx: Context, runner: Runner, inv: Invocation, round_: int, attempt: int) -> Output:
+    """Run ``inv`` in a room of its own: its HOME, TMPDIR and the CLI's configuration home are
+    made for it, a resumed session restored there from the run's kept copy, and the session
+    kept (masked) before the room and all in it — the CLI's own files — go."""
+    node = inv.node
+    with ExitStack() as stack:
+        try:
+            room = stack.enter_context(ctx.rooms.room())
+            env = room.env(runner.furnish(room, inv.env))
+        except OSError as exc:
+            return Output(None, "", error="run_error", detail=_no_room(ctx, exc))
+        if ctx.rehearsal:
+            env = runner.rehearsal_tags(env, node.id, round_, attempt)
+        inv = replace(inv, env=env)
+        if inv.resume_session:  # the room starts empty
+            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, inv.resume_session)
+        out = runner.run(inv, ctx.spawn)
+        if node.kind == "agent" and out.session_id:
+            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+        return out
+
+
+def _no_room(ctx: Context, exc: OSError) -> str:
+    return (
+        f"could not make the execution's room under {ctx.rooms.base.parent}: "
+        f"{exc.strerror or exc} — free space there, or point TMPDIR at a writable directory"
+    )
+
+
+@contextmanager
+def _verify_room(ctx: Context, verify: ShellText | None) -> Iterator[Room | None]:
+    """A room of its own for a verify command (None when the node has none)."""
+    if verify is None:
+        yield None
+        return
+    with ctx.rooms.room() as room:
+        yield room
 
 
 def _over_tokens(node: Node, out: Output, j: Judgment) -> Judgment:

@@ -89,6 +89,9 @@ def render_plan(
         out.append(f"    argv: {shlex.join(argv)}")
         if shell is not None:
             out.extend(_values(shell))
+        for name, value in n.env:  # a placeholder in an env: value is rendered as data too
+            if value is not None and TOKEN.search(value):
+                out.append(f"    env: {name}={shlex.quote(render(value, resolve))}   ({value})")
         if n.kind == "agent":
             out.append(f"    stdin (the prompt): {shlex.quote(text)}")
         where = f"worktree {n.worktree.name}" if n.worktree else (n.cwd or ".")

@@ -27,6 +27,7 @@ from omg.mask import MASK, Masker
 from omg.records import PullRequestRecord
 from omg.runners import Runner, default_runners
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
+from omg.runners.room import Rooms
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
 from omg.state.events import Event, EventFields
@@ -197,6 +198,7 @@ def resume_run(
         reaped = reap_run(run_mark(rundir.path))  # before any of their nodes runs again
         if reaped:
             env.warn(f"omg: stopped {reaped} process(es) a killed leg of run {run_id!r} left")
+        Rooms.of_run(run_mark(rundir.path), env.parent_env).clear()  # and the files they had
         state, last = load_run(rundir)
         catch_up(rundir, state)
         graph = graph_from_snapshot(state["graph"], state["graph_source"])
@@ -288,6 +290,8 @@ def _run_leg(
     given: list[Decision],
     replay: Sequence[Event] = (),
 ) -> LegResult:
+    from omg.git.identity import room_gitconfig  # pygit2: only once a leg runs
+
     commits = env.commits
     ctx = Context(
         graph=graph,
@@ -300,6 +304,9 @@ def _run_leg(
         if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
         parent_env=env.parent_env,
+        rooms=Rooms.of_run(
+            run_mark(rec.rundir.path), env.parent_env, room_gitconfig(env.parent_env)
+        ),
         rehearsal=env.rehearsal,
         deadline=Deadline.after(opts.max_minutes),  # from the leg's start, for the loop and retries
         budget_left=lambda: (
@@ -359,6 +366,7 @@ def _run_leg(
                 post_wait(commits.repo, commits.push_remote, rec.rundir.run_id, rec.state["legs"])
         return result
     finally:
+        ctx.rooms.clear()  # every execution of the leg has ended: no room of the run stays
         if commits is not None:
             commits.release_lease()
 

@@ -1,5 +1,6 @@
-"""Session transcripts: kept in the run directory after each agent execution, restored before
-a ``--resume`` on another machine, so ``handoff: session`` survives a fresh CI runner."""
+"""Session transcripts: kept in the run directory after each agent execution (masked, before its
+room and the CLI's own copy go), restored into the room of every execution that resumes one —
+``handoff: session``, a turn-limited attempt continued — on this machine or a fresh CI runner."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def keep(
 def restore(
     rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
 ) -> bool:
-    """Put a kept transcript where the runtime looks for it, unless one is already there."""
+    """Put a kept transcript where the runtime looks for it (in an execution's new room),
+    unless one is already there."""
     target = runner.transcript(env, cwd, session)
     kept = rundir.session(session)
     if target is None or target.exists() or not kept.exists():

@@ -12,6 +12,7 @@ from omg.graph.model import Node
 from omg.kinds import Cause
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner
+from omg.runners.room import Room
 from omg.spend import Spend
 
 #: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
@@ -76,17 +77,25 @@ class Runner(Protocol):
     #: Whether omg names a fresh session (claude's --session-id); False when the CLI names
     #: its own (codex's thread id, known once it starts) and omg records the one it reports.
     names_sessions: bool
-    #: Where this runtime keeps its session transcripts, as a user would look for them.
+    #: Where this runtime keeps its session transcripts while an execution runs (in its room),
+    #: as a user would look for them.
     transcript_home: str
-    #: The folder, under a rehearsed run's directory, that holds this runtime's state while it
-    #: talks to the stub model ("" when it keeps none).
-    rehearsal_dir: str
     #: How a user pins this runtime's CLI to one version, so every leg behaves alike ("" when
     #: it has no CLI of its own).
     pin_hint: str
+    #: The variables ``furnish`` sets: where this runtime's CLI keeps its configuration. A
+    #: graph's ``env:`` may not set them (the graph schema refuses them), and no module
+    #: outside this runtime's folder names them.
+    room_env: tuple[str, ...]
 
     def argv(self, inv: Invocation) -> list[str]:
         """The child's argv, as a dry run shows it."""
+        ...
+
+    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` (an execution's, its HOME not yet moved) with this runtime's configuration
+        home made in ``room`` and holding only what omg writes there; argv says what else its
+        CLI may read (the repository's own settings only when the node opts in)."""
         ...
 
     def run(self, inv: Invocation, spawn: Spawner) -> Output:
@@ -102,9 +111,9 @@ class Runner(Protocol):
         """What the agent did in a kept transcript, in order."""
         ...
 
-    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
         """``parent`` as a rehearsed leg's children see it: the model at ``url`` (the stub),
-        no real credentials, its own state under ``home``."""
+        no real credentials (its state is in each execution's room, as always)."""
         ...
 
     def rehearsal_tags(

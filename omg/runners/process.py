@@ -397,7 +397,8 @@ def tail(text: str, limit: int = TAIL, mark: str = "…") -> str:
     return text if len(text) <= limit else mark + text[-limit:]
 
 
-#: Always passed through when set.
+#: Always passed through when set (HOME and TMPDIR then move into the execution's room:
+#: ``runners/room``).
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM")
 # Secrets (GITHUB_TOKEN, a model's API key) reach a shell node or verify command only when its
 # ``env:`` names them: this is an allow-list.

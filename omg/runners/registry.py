@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from omg.runners.base import Runner
 
@@ -25,22 +24,13 @@ def agent_runtimes() -> tuple[str, ...]:
     return tuple(sorted(name for name in default_runners() if name != "shell"))
 
 
-def rehearsal_env(parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+def rehearsal_env(parent: Mapping[str, str], url: str) -> dict[str, str]:
     """``parent`` as every child of a rehearsed leg sees it: each runtime's model pointed at
-    the stub at ``url``, its state kept under ``home``."""
+    the stub at ``url``."""
     env = dict(parent)
     for runner in default_runners().values():
-        env = runner.rehearsal_env(env, url, home)
+        env = runner.rehearsal_env(env, url)
     return env
-
-
-def rehearsal_home(root: Path) -> Path:
-    """Where a rehearsed run under ``root`` keeps its agent runtime's state: the folder that
-    runtime declares (``root`` itself when none declares one)."""
-    for runner in default_runners().values():
-        if runner.rehearsal_dir:
-            return root / runner.rehearsal_dir
-    return root
 
 
 def pin_hint(runtime: str | None = None) -> tuple[str, str]:

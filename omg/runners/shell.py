@@ -7,20 +7,25 @@ from pathlib import Path
 
 from omg.runners.base import Invocation, Output, Step, is_env_failure
 from omg.runners.process import Spawner, tail
+from omg.runners.room import Room
 
 
 class ShellRunner:
     """Runs ``sh -c <command>``; the result text is stdout and stderr, interleaved.
 
     It receives nothing unasked (only what a node's ``env:`` names), keeps no transcript, and
-    is rehearsed as it is: a rehearsal stands in for models, not for commands.
+    is rehearsed as it is: a rehearsal stands in for models, not for commands. Its room holds
+    only the HOME and TMPDIR every execution gets.
     """
 
     names_sessions = True  # (a shell node has no session; agent fakes built on it do)
     env_prefixes: tuple[str, ...] = ()
     transcript_home = ""
-    rehearsal_dir = ""
     pin_hint = ""
+    room_env: tuple[str, ...] = ()
+
+    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
+        return dict(env)
 
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
         return None
@@ -28,7 +33,7 @@ class ShellRunner:
     def steps(self, transcript: Path) -> list[Step]:
         return []
 
-    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
+    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
         return dict(parent)
 
     def rehearsal_tags(

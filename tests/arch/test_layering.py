@@ -386,7 +386,7 @@ def test_a_runtimes_declarations_are_spelled_only_in_its_folder() -> None:
 
     for name, runner in default_runners().items():
         folder = PACKAGE / "runners" / name
-        values = {v for v in (runner.rehearsal_dir, runner.pin_hint.split("@X")[0]) if v}
+        values = {v for v in (*runner.room_env, runner.pin_hint.split("@X")[0]) if v}
         if not values:
             continue
         leaks = {

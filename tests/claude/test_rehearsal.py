@@ -4,10 +4,11 @@ with the real claude CLI answering from a script, and its costs marked rehearsed
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
-from kit import omg_in_process
+from kit import omg_in_process, rooms_left
 
 from .conftest import ROOT, Env
 
@@ -71,7 +72,7 @@ def test_a_rehearsal_never_reaches_the_real_home_or_credentials(
     done = omg(repo, child, "run", str(graph), "--run-id", "r", "--rehearse", str(script))
     assert done.returncode == 0, done.stderr + done.stdout
     assert not (home / ".claude").exists() and not (home / ".claude.json").exists()
-    assert (repo / ".omg" / "rehearsal" / "r" / "claude").is_dir()
+    assert rooms_left(repo / ".omg" / "runs" / "r", child) == []  # its room went with it
     text = (repo / ".omg" / "runs" / "r" / "artifacts" / "a.out").read_text()
     assert text == "env seen"  # answered by the stand-in, not the unreachable address
 
@@ -87,3 +88,33 @@ def test_a_rehearsed_run_resumes_only_as_a_rehearsal(repo: Path, env: Env, tmp_p
     assert real.returncode == 2 and "is a rehearsal; resume it with --rehearse" in real.stderr
     again = omg(repo, env(), "resume", "r", "--approve", "ok", "--rehearse", str(script))
     assert again.returncode == 0, again.stderr
+
+
+def test_the_readmes_fragment_example_runs_as_written(repo: Path, env: Env) -> None:
+    """README's "Reuse a loop: fragments": the fragment file and the graph using it, copied
+    out of the README, run — the loop spliced in, the judge's reply reaching `report`."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Reuse a loop: fragments", 1)[1].split("\n## ", 1)[0]
+    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+        where = block.splitlines()[0].removeprefix("# ")
+        (repo / where).parent.mkdir(parents=True, exist_ok=True)
+        (repo / where).write_text(block)
+    script = repo / "s.yaml"
+    script.write_text(
+        "rules:\n"
+        "  - name: fix works towards the goal it was given\n"
+        "    when: {node: tidy/fix, prompt: 'Work towards this goal: sort the imports'}\n"
+        "    turns:\n"
+        '      - {tool: Write, input: {file_path: NOTES, content: "sorted\\n"}}\n'
+        "      - {text: DONE}\n"
+        "  - name: the judge ships it\n"
+        "    when: {node: tidy/judge}\n"
+        "    reply: SHIP IT — the imports are sorted\n"
+    )
+    done = omg(repo, env(), "run", "graphs/tidy.yaml", "-i", "goal=sort the imports",
+               "--run-id", "t", "--rehearse", str(script))  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "stand-in's default answer" not in done.stderr
+    run = repo / ".omg" / "runs" / "t"
+    assert (run / "artifacts" / "report.out").read_text() == "SHIP IT — the imports are sorted"
+    assert (repo / ".omg" / "worktrees" / "t" / "lane" / "NOTES").read_text() == "sorted\n"

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from kit import omg_in_process
+from kit import omg_in_process, rooms_left
 
 from .conftest import Env, git_repo
 
@@ -135,11 +135,11 @@ nodes:
 """
 
 
-def test_a_handoff_into_another_cwd_resumes_the_parent_even_on_a_fresh_config(
+def test_a_handoff_into_another_cwd_resumes_the_parent_from_its_kept_transcript(
     repo: Path, env: Env
 ) -> None:
-    """claude 2.1.x resumes a session made in another directory; omg restores the transcript
-    where the child looks, so a machine without the parent's transcript does not lose it."""
+    """claude 2.1.x resumes a session made in another directory; omg restores the kept
+    transcript where the child looks, in the child's own room (the parent's went with it)."""
     (repo / "sub").mkdir()
     (repo / "sub" / "keep").write_text("")
     (repo / "g.yaml").write_text(ACROSS_CWD)
@@ -147,9 +147,8 @@ def test_a_handoff_into_another_cwd_resumes_the_parent_even_on_a_fresh_config(
     first = omg(repo, env(), "run", "g.yaml", "--run-id", "w", "--rehearse", "s.yaml",
                 "--max-nodes", "1")  # fmt: skip
     assert first.returncode == 4, first.stderr
-    config = repo / ".omg" / "rehearsal" / "w" / "claude"  # a rehearsal's CLAUDE_CONFIG_DIR
-    assert list(config.glob("projects/*/*.jsonl"))
-    shutil.rmtree(config)  # the next leg's machine has no transcript of a's session
+    assert list((repo / ".omg" / "runs" / "w" / "sessions").glob("*.jsonl"))
+    assert rooms_left(repo / ".omg" / "runs" / "w", env()) == []  # a's transcript: kept only
     second = omg(repo, env(), "resume", "w", "--rehearse", "s.yaml")
     assert second.returncode == 0, second.stderr + second.stdout
     reply = (repo / ".omg" / "runs" / "w" / "artifacts" / "b.out").read_text()

@@ -58,7 +58,7 @@ def codex_env(codex_bin: str, stub: StubModel, home: Path, **extra: str) -> dict
 
     home.mkdir(parents=True, exist_ok=True)
     base = clean_env(HOME=str(home), OMG_CODEX_BIN=codex_bin, OMG_CLAUDE_BIN=str(CLAUDE))
-    env = rehearsal_env(base, stub.url, home / "state" / "claude")
+    env = rehearsal_env(base, stub.url)
     env.update(extra)
     return env
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kit import clean_env, omg_in_process, run_graph
+from kit import clean_env, omg_in_process, rooms_left, run_graph
 
 from omg.cli import ledger
 from omg.cli.report import markdown
@@ -17,6 +17,8 @@ from omg.runners.registry import default_runners
 from .conftest import CLAUDE, ROOT, runners, script
 
 TASK = "add hello.sh printing 'hello, world'"
+#: The -c that keeps codex's keys out of the agent's commands, as a dry run quotes it.
+KEEP_OUT = """-c 'shell_environment_policy.exclude=["OPENAI_API_KEY", "CODEX_API_KEY"]'"""
 
 
 def test_the_cross_model_rehearsal_loops_once_and_ships(repo: Path, codex_bin: str) -> None:
@@ -35,7 +37,8 @@ def test_the_cross_model_rehearsal_loops_once_and_ships(repo: Path, codex_bin: s
     lane = repo / ".omg" / "worktrees" / "xm" / "lane"
     assert (lane / "hello.sh").read_text() == "#!/bin/sh\necho 'hello, world'\n"
     assert "stand-in's default answer" not in done.stderr  # every request matched its rule
-    assert (repo / ".omg" / "rehearsal" / "xm" / "codex").is_dir()
+    assert not (repo / ".omg" / "rehearsal").exists()  # each execution had a room instead
+    assert rooms_left(run, env) == []
 
 
 def test_dry_run_shows_the_codex_argv(repo: Path, codex_bin: str) -> None:
@@ -50,11 +53,12 @@ def test_dry_run_shows_the_codex_argv(repo: Path, codex_bin: str) -> None:
     assert done.returncode == 0, done.stderr
     assert (
         f"argv: {codex_bin} exec --json --skip-git-repo-check --sandbox read-only "
-        "-c 'approval_policy=\"never\"' -m gpt-x -" in done.stdout
+        f"-c 'approval_policy=\"never\"' {KEEP_OUT} --ignore-user-config --strict-config "
+        "-m gpt-x -" in done.stdout
     )
     assert (
-        "--sandbox workspace-write -c 'approval_policy=\"never\"' fork '<parent session>' -"
-        in done.stdout
+        f"--sandbox workspace-write -c 'approval_policy=\"never\"' {KEEP_OUT} "
+        "--ignore-user-config --strict-config fork '<parent session>' -" in done.stdout
     )
 
 

@@ -1,13 +1,12 @@
-"""codex threads across nodes and legs: a handoff forks the parent's thread even on a fresh
-machine (its rollout travels with the run) and is counted by its delta; a retry starts a
+"""codex threads across nodes and legs: a handoff forks the parent's thread in a fresh codex
+home (its rollout travels with the run) and is counted by its delta; a retry starts a
 fresh thread and quotes the attempt."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from kit import resume_graph, run_graph
+from kit import resume_graph, rooms_left, run_graph
 
 from .conftest import runners, script
 
@@ -20,7 +19,7 @@ nodes:
 USAGE = {"input_tokens": 100, "output_tokens": 20}
 
 
-def test_a_session_handoff_resumes_across_legs_on_a_fresh_codex_home(
+def test_a_session_handoff_resumes_across_legs_from_the_kept_rollout_alone(
     stub, env, repo: Path, codex_bin: str, tmp_path: Path
 ) -> None:
     script(
@@ -28,17 +27,17 @@ def test_a_session_handoff_resumes_across_legs_on_a_fresh_codex_home(
         {"name": "a", "when": {"prompt": "PLUM"}, "turns": [{"text": "ok", "usage": USAGE}]},
         {"name": "b", "when": {"prompt": "say"}, "turns": [{"text": "PLUM", "usage": USAGE}]},
     )
-    first_home = tmp_path / "machine1"
+    users_home = tmp_path / "users-codex-home"  # the user's CODEX_HOME: never codex's own
     first = run_graph(
-        repo, HANDOFF, parent_env=env(CODEX_HOME=str(first_home)), runners=runners(codex_bin),
+        repo, HANDOFF, parent_env=env(CODEX_HOME=str(users_home)), runners=runners(codex_bin),
         max_nodes=1,
     )  # fmt: skip
     a = first.state()["nodes"]["a"]
     assert a["verdict"] == "PASS" and "b" not in first.state()["nodes"]
     assert (first.dir / "sessions" / f"{a['session_id']}.jsonl").exists()
-    shutil.rmtree(first_home)  # the next leg runs on a machine that never saw thread a
+    assert not users_home.exists() and rooms_left(first.dir, env()) == []  # a's room is gone
     second = resume_graph(
-        repo, parent_env=env(CODEX_HOME=str(tmp_path / "machine2")), runners=runners(codex_bin)
+        repo, parent_env=env(CODEX_HOME=str(users_home)), runners=runners(codex_bin)
     )
     b = second.state()["nodes"]["b"]
     assert b["verdict"] == "PASS", b.get("detail")

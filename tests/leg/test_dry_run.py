@@ -16,6 +16,7 @@ GRAPH = """
       - id: build
         cwd: sub
         run: touch built.txt && echo {{ inputs.target }}
+        env: {TARGET: "t={{ inputs.target }}"}
       - id: impl
         depends_on: [build]
         prompt: "Implement for {{ inputs.target }} using {{ artifacts.build }}"
@@ -55,6 +56,7 @@ def test_a_dry_run_renders_every_invocation_and_runs_nothing(tmp_path: Path, omg
     # shown exactly (quoted as sh would need it to be typed)
     assert """sh -c 'touch built.txt && echo "${OMG_P1}"'""" in out
     assert "env: OMG_P1='x; touch pwned'   ({{ inputs.target }})" in out
+    assert "env: TARGET='t=x; touch pwned'   (t={{ inputs.target }})" in out  # data too
     assert (
         "stdin (the prompt): 'Implement for x; touch pwned using <path of artifacts/build.out>'"
         in out

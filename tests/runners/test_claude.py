@@ -56,6 +56,9 @@ def test_argv_fresh_session_minimal(rt, claude_stub, make_inv, rec_spawn):
         "--output-format",
         "stream-json",
         "--verbose",
+        "--setting-sources",
+        "user",
+        "--strict-mcp-config",
         "--session-id",
         SID,
     ]
@@ -84,6 +87,9 @@ def test_argv_every_optional_flag_in_order(rt, claude_stub, make_inv, rec_spawn)
         "--output-format",
         "stream-json",
         "--verbose",
+        "--setting-sources",
+        "user",
+        "--strict-mcp-config",
         "--permission-mode",
         "acceptEdits",
         "--max-budget-usd",
@@ -99,6 +105,17 @@ def test_argv_every_optional_flag_in_order(rt, claude_stub, make_inv, rec_spawn)
     ]
 
 
+def test_argv_a_node_opting_in_to_project_settings_loads_the_checkouts_too(
+    rt, claude_stub, make_inv, rec_spawn
+):
+    claude_stub.script(envelope=ok_envelope())
+    inv = make_inv("review it", node=dict(project_settings=True), session_id=SID)
+    rt.run(inv, rec_spawn)
+    argv = claude_stub.last()["argv"]
+    assert argv[3:6] == ["--verbose", "--setting-sources", "user,project,local"]
+    assert "--strict-mcp-config" not in argv  # the checkout's .mcp.json servers load too
+
+
 def test_argv_a_session_handoff_forks_the_parent_under_a_fresh_id(
     rt, claude_stub, make_inv, rec_spawn
 ):
@@ -108,6 +125,7 @@ def test_argv_a_session_handoff_forks_the_parent_under_a_fresh_id(
     argv = claude_stub.last()["argv"]
     assert argv == [
         "-p", "--output-format", "stream-json", "--verbose",
+        "--setting-sources", "user", "--strict-mcp-config",
         "--resume", PARENT, "--fork-session", "--session-id", SID,
     ]  # fmt: skip
     assert out.session_id == SID

@@ -67,11 +67,11 @@ def test_a_model_key_reaches_only_the_runtime_that_declares_it() -> None:
     assert named["ANTHROPIC_API_KEY"] == "sk-ant-real-key"  # a node's env: may still ask
 
 
-def test_a_rehearsal_gives_no_runtime_a_real_credential(tmp_path: Path) -> None:
-    env = rehearsal_env(PARENT, "http://127.0.0.1:9", tmp_path / "claude")
+def test_a_rehearsal_gives_no_runtime_a_real_credential() -> None:
+    env = rehearsal_env({**PARENT, "CLAUDE_CONFIG_DIR": "/u/.claude"}, "http://127.0.0.1:9")
     assert "sk-ant-real-key" not in env.values() and "oauth-real" not in env.values()
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
-    assert env["CLAUDE_CONFIG_DIR"] == str((tmp_path / "claude").resolve())
+    assert "CLAUDE_CONFIG_DIR" not in env  # the user's is withheld; each room has its own
     assert env["MY_DEPLOY_TOKEN"] == "ghs_real"  # not a runtime's: child_env still decides
     assert stub_endpoint("http://x") == {
         "ANTHROPIC_BASE_URL": "http://x",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
 
@@ -25,12 +24,12 @@ def endpoint(url: str) -> dict[str, str]:
     return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": REHEARSAL_KEY}
 
 
-def rehearsal_env(parent: Mapping[str, str], url: str, config_dir: Path) -> dict[str, str]:
-    """The parent environment as a rehearsed leg's children see it."""
+def rehearsal_env(parent: Mapping[str, str], url: str) -> dict[str, str]:
+    """The parent environment as a rehearsed leg's children see it (each execution's
+    configuration directory is its room's, as in every run)."""
     env = {k: v for k, v in parent.items() if not k.startswith(WITHHELD)}
     env.update(OFFLINE)
     env.update(endpoint(url))
-    env["CLAUDE_CONFIG_DIR"] = str(config_dir.resolve())  # sessions kept apart from yours
     return env
 
 

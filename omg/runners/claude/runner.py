@@ -15,11 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from omg.runners.base import Invocation, Output, Step
-from omg.runners.claude import rehearsal, reply
+from omg.runners.claude import config, rehearsal, reply
 from omg.runners.claude.reply import BIN_ENV
 from omg.runners.claude.stream import AuthRetries, api_retries
 from omg.runners.claude.transcript import size, steps, transcript_path
 from omg.runners.process import Spawner
+from omg.runners.room import Room
 
 DEFAULT_BIN = "claude"
 
@@ -37,6 +38,8 @@ class ClaudeRunner:
     128 KiB would not)::
 
         <bin> -p --output-format stream-json --verbose
+              --setting-sources user --strict-mcp-config   # the room's settings alone, or
+              | --setting-sources user,project,local       # node.project_settings
               [--permission-mode <mode>]      # node.permission_mode
               [--max-budget-usd <usd>]        # inv.budget_usd > 0
               [--agent <name>]                # node.agent
@@ -50,6 +53,11 @@ class ClaudeRunner:
     outage is told from a slow session; the last line is the same result envelope ``json``
     gives. A handoff forks the parent's session, so siblings never share one.
 
+    Each execution runs in a room of its own (``furnish``): ``CLAUDE_CONFIG_DIR`` is a fresh
+    directory there, so settings, hooks, plugins and transcripts another node left in a
+    configuration directory are never read, and the user and project setting sources are the
+    room's and — only for a node with ``project_settings: true`` — the checkout's.
+
     ``--permission-mode`` is passed only when the node declares one: an undeclared mode leaves
     the choice to claude's own settings (the project's or user's ``permissions.defaultMode``)
     rather than omg silently imposing one; a graph that needs a mode says so.
@@ -58,22 +66,25 @@ class ClaudeRunner:
     names_sessions = True
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
-    rehearsal_dir = "claude"
     pin_hint = "npm install @anthropic-ai/claude-code@X"
+    room_env: tuple[str, ...] = (config.CONFIG_DIR,)
 
     def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
         self._binary = binary
         self._parent_env = parent_env
 
     # -- what omg keeps and rehearses ------------------------------------------------------
+    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
+        return config.furnish(room, env)
+
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
         return transcript_path(env, cwd, session)
 
     def steps(self, transcript: Path) -> list[Step]:
         return steps(transcript)
 
-    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
-        return rehearsal.rehearsal_env(parent, url, home)
+    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
+        return rehearsal.rehearsal_env(parent, url)
 
     def rehearsal_tags(
         self, env: Mapping[str, str], node: str, round_: int, attempt: int
@@ -112,6 +123,7 @@ class ClaudeRunner:
         binary, _ = self.resolve_binary()
         node = inv.node
         out = [binary or DEFAULT_BIN, "-p", "--output-format", "stream-json", "--verbose"]
+        out += config.flags(node.project_settings)
         if node.permission_mode is not None:
             out += ["--permission-mode", node.permission_mode]
         if inv.budget_usd is not None and inv.budget_usd > 0:

@@ -1,10 +1,9 @@
 """A rehearsed codex: the CLI pointed at the stub model's Responses API through a provider
-of omg's own, with a dummy key, its state under the run's rehearsal folder."""
+of omg's own, with a dummy key."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
 
@@ -27,11 +26,11 @@ def endpoint(url: str) -> dict[str, str]:
     return {BASE_URL_ENV: f"{url}/v1", "OPENAI_API_KEY": REHEARSAL_KEY}
 
 
-def rehearsal_env(parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
-    """The parent environment as a rehearsed leg's children see it."""
+def rehearsal_env(parent: Mapping[str, str], url: str) -> dict[str, str]:
+    """The parent environment as a rehearsed leg's children see it (each execution's codex
+    home is its room's, as in every run)."""
     env = {k: v for k, v in parent.items() if not k.startswith(WITHHELD)}
     env.update(endpoint(url))
-    env["CODEX_HOME"] = str(home.resolve())  # sessions kept apart from yours
     return env
 
 

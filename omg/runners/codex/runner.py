@@ -16,9 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from omg.runners.base import Invocation, Output, Step
-from omg.runners.codex import cost, events, rehearsal, reply, rollout
+from omg.runners.codex import config, cost, events, rehearsal, reply, rollout
 from omg.runners.codex.reply import BIN_ENV
 from omg.runners.process import Spawner
+from omg.runners.room import Room
 from omg.spend import Spend
 
 DEFAULT_BIN = "codex"
@@ -51,30 +52,38 @@ class CodexRunner:
               exec --json --skip-git-repo-check
               --sandbox <read-only|workspace-write|danger-full-access>   # permission_mode
               -c approval_policy="never"
+              -c shell_environment_policy.exclude=["OPENAI_API_KEY", "CODEX_API_KEY"]
+              --ignore-user-config --strict-config | --trust          # node.project_settings
               [-m <model>]                                            # node.model
               [resume <thread> | fork <thread>]                        # a retry | a handoff
               -
+
+    Each execution runs in a room of its own (``furnish``): ``CODEX_HOME`` is a fresh
+    directory there, so a ``config.toml`` another node wrote into a codex home is never read.
     """
 
     names_sessions = False
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CODEX_HOME (or ~/.codex)/sessions/"
-    rehearsal_dir = "codex"
     pin_hint = "npm install @openai/codex@X"
+    room_env: tuple[str, ...] = (config.HOME,)
 
     def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
         self._binary = binary
         self._parent_env = parent_env
 
     # -- what omg keeps and rehearses ------------------------------------------------------
+    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
+        return config.furnish(room, env)
+
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
         return rollout.path(env, session)
 
     def steps(self, transcript: Path) -> list[Step]:
         return rollout.steps(transcript)
 
-    def rehearsal_env(self, parent: Mapping[str, str], url: str, home: Path) -> dict[str, str]:
-        return rehearsal.rehearsal_env(parent, url, home.parent / self.rehearsal_dir)
+    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
+        return rehearsal.rehearsal_env(parent, url)
 
     def rehearsal_tags(
         self, env: Mapping[str, str], node: str, round_: int, attempt: int
@@ -106,7 +115,7 @@ class CodexRunner:
         out = [binary or DEFAULT_BIN, *provider_flags(inv.env)]
         out += ["exec", "--json", "--skip-git-repo-check"]
         out += ["--sandbox", SANDBOX.get(node.permission_mode, "workspace-write")]
-        out += ["-c", 'approval_policy="never"']
+        out += ["-c", 'approval_policy="never"', *config.flags(node.project_settings)]
         if node.model:
             out += ["-m", node.model]
         if inv.resume_session:
