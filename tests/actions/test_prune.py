@@ -36,7 +36,7 @@ nodes:
 """
 FAILING = "name: failing\nnodes:\n  - id: a\n    run: 'false'\n"
 HANGING = (
-    'name: hanging\nnodes:\n  - id: h\n    run: while [ ! -f "$HOME/go" ]; do sleep 0.05; done\n'
+    'name: hanging\nnodes:\n  - id: h\n    run: while [ ! -f ../home/go ]; do sleep 0.05; done\n'
 )
 LIMITED = "name: limited\nnodes:\n  - id: impl\n    prompt: Implement it.\n"
 

@@ -29,8 +29,8 @@ nodes:
   - id: check
     depends_on: [work]
     run: |
-      n=$(cat "$TMPDIR/rounds" 2>/dev/null || echo 0)
-      echo $((n + 1)) > "$TMPDIR/rounds"
+      n=$(cat rounds 2>/dev/null || echo 0)
+      echo $((n + 1)) > rounds
       if [ "$n" -lt 1 ]; then echo '{MARKS[2]}'; exit 1; fi
       echo fine
     feedback: {{rerun: work, max: 2}}
