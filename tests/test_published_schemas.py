@@ -25,7 +25,7 @@ BLOCKS = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S) if "\njobs:"
 def _files() -> list[Path]:
     """Every graph and fragment file omg accepts in the repository (stub-model scripts aside)."""
     found = [*(ROOT / "graphs").rglob("*.yaml"), *(ROOT / "tests" / "graphs" / "valid").glob("*")]
-    found += (ROOT / "tests" / "fragments" / "valid").rglob("*.yaml")
+    found += (ROOT / "tests" / "graph" / "fragments" / "cases" / "valid").rglob("*.yaml")
     return sorted(
         p for p in found if p.suffix in (".yaml", ".yml") and not is_script(p.read_text())
     )

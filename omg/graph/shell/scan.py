@@ -2,7 +2,7 @@
 
 Pure. A lexer of POSIX sh (quotes, ``$(…)``, backticks, heredocs, compound commands, pipelines)
 plus the bash forms that read a value again (arithmetic, ``[[ ]]``, ``${…}``), with the table of
-programs that run an argument as code (``omg.graph.codewords``). A placeholder either gets a
+programs that run an argument as code (``omg.graph.shell.words``). A placeholder either gets a
 form — ``word`` (unquoted: replaced by ``"${V}"``) or ``quoted`` (inside ``"…"``, an expanding
 heredoc or a comment: ``${V}``) — or a refusal that says why and what to write instead.
 """
@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from omg.graph import codewords
-from omg.graph.codeoptions import code_variable
-from omg.graph.codewords import EXP, FIX_VARIABLE
-from omg.graph.shellflow import Flow, Inner, subscripts
-from omg.graph.shellframes import Body, Command, CommandList, Frame, Heredoc, Pipe, Quote, Word
-from omg.graph.shellrefusals import (
+from omg.graph.shell import words
+from omg.graph.shell.flow import Flow, Inner, subscripts
+from omg.graph.shell.frames import Body, Command, CommandList, Frame, Heredoc, Pipe, Quote, Word
+from omg.graph.shell.options import code_variable
+from omg.graph.shell.refusals import (
     ANSI,
     ARITH,
     ARRAY,
@@ -40,6 +39,7 @@ from omg.graph.shellrefusals import (
     SINGLE,
     STDIN,
 )
+from omg.graph.shell.words import EXP, FIX_VARIABLE
 
 Form = Literal["word", "quoted"]
 
@@ -428,7 +428,7 @@ class _Scanner:
         f.compound_code = False
         if cmd.words:
             self._refuse_word(cmd.words[0], COMMAND)
-            use = codewords.use([w.text for w in cmd.words])
+            use = words.use([w.text for w in cmd.words])
             for idx, (what, fix) in sorted(use.code.items()):
                 why = CODE.replace("{what}", what).replace("{fix}", fix)
                 self._refuse_word(cmd.words[idx], why)
@@ -440,7 +440,7 @@ class _Scanner:
             inner = self._inner(cmd, use.inner)
             self.flow.command(cmd.words, [sid for w in cmd.inputs for sid in w.ids], inner)
             stdin = stdin or (inner is not None and inner.runs_stdin)  # sh -c 'read l; $l'
-            if self.integers and cmd.words[0].text in codewords.DECLARE:
+            if self.integers and cmd.words[0].text in words.DECLARE:
                 for w in cmd.words:
                     self._refuse_word(w, INTEGER)
         for w in cmd.assigns:
