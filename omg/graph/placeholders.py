@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from omg.graph.shell.scan import Spot, spots
+from omg.graph.shell.lexer import Spot
+from omg.graph.shell.scan import spots
 
 PlaceholderKind = Literal["inputs", "artifacts", "feedback", "guidance"]
 

@@ -105,6 +105,7 @@ PURE = (
     "graph/findings.py",
     "graph/verdicts.py",
     "graph/shell/scan.py",
+    "graph/shell/lexer.py",
     "graph/shell/frames.py",
     "graph/shell/flow.py",
     "graph/shell/refusals.py",
