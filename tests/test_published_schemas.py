@@ -25,7 +25,7 @@ BLOCKS = {b.where: b.text for b in all_blocks("yaml") if "\njobs:" not in b.text
 def _files() -> list[Path]:
     """Every graph and fragment file omg accepts in the repository (stub-model scripts aside)."""
     found = [*(ROOT / "graphs").rglob("*.yaml"), *(ROOT / "tests" / "graphs" / "valid").glob("*")]
-    found += (ROOT / "tests" / "fragments" / "valid").rglob("*.yaml")
+    found += (ROOT / "tests" / "graph" / "fragments" / "cases" / "valid").rglob("*.yaml")
     return sorted(
         p for p in found if p.suffix in (".yaml", ".yml") and not is_script(p.read_text())
     )

@@ -415,7 +415,7 @@ def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
     src = Path(state["graph_source"])
     spliced = state["graph"].get("resolved_from")
     if isinstance(spliced, Mapping) and spliced:  # a snapshot is data read back: still checked
-        from omg.graph.fragmentfile import changed_sources
+        from omg.graph.fragments.file import changed_sources
 
         for rel in changed_sources(src, spliced):
             warn(

@@ -8,10 +8,13 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.mask import Masker
 from omg.runners import Runner
-from omg.state.store import RunDir
+
+if TYPE_CHECKING:
+    from omg.state.store import RunDir
 
 #: A transcript larger than this is not kept (a cut one could not be resumed); the run then
 #: resumes only where the session was made.
