@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from omg.mask import Masker
-from omg.runners import Runner
+from omg.runners import AgentRuntime
 from omg.state.store import RunDir
 
 #: A transcript larger than this is not kept (a cut one could not be resumed); the run then
@@ -19,7 +19,7 @@ LIMIT = 4 << 20
 
 
 def keep(
-    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+    rundir: RunDir, runner: AgentRuntime, env: Mapping[str, str], cwd: Path, session: str
 ) -> Path | None:
     """Copy the session's transcript into ``sessions/``; where, or None.
 
@@ -43,7 +43,7 @@ def keep(
 
 
 def restore(
-    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+    rundir: RunDir, runner: AgentRuntime, env: Mapping[str, str], cwd: Path, session: str
 ) -> bool:
     """Put a kept transcript where the runtime looks for it (in an execution's new room),
     unless one is already there."""

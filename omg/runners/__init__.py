@@ -7,8 +7,18 @@ specifics.
 
 from __future__ import annotations
 
-from omg.runners.base import Invocation, Output, Runner, Step, is_env_failure
+from omg.runners.base import AgentRuntime, Invocation, Output, Runner, Step, is_env_failure
 from omg.runners.process import tail
-from omg.runners.registry import default_runners
+from omg.runners.registry import agents, default_runners
 
-__all__ = ["Invocation", "Output", "Runner", "Step", "default_runners", "is_env_failure", "tail"]
+__all__ = [
+    "AgentRuntime",
+    "Invocation",
+    "Output",
+    "Runner",
+    "Step",
+    "agents",
+    "default_runners",
+    "is_env_failure",
+    "tail",
+]

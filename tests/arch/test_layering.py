@@ -382,9 +382,9 @@ def _declared(path: Path, values: set[str]) -> list[str]:
 
 
 def test_a_runtimes_declarations_are_spelled_only_in_its_folder() -> None:
-    from omg.runners import default_runners
+    from omg.runners import agents
 
-    for name, runner in default_runners().items():
+    for name, runner in agents().items():
         folder = PACKAGE / "runners" / name
         values = {v for v in (*runner.room_env, runner.pin_hint.split("@X")[0]) if v}
         if not values:

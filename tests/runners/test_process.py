@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from omg.runners.claude.stream import AuthRetries
-from omg.runners.process import CAPTURE_LIMIT, spawn
+from omg.runners.process import CAPTURE_LIMIT, SpawnRequest, spawn
 
 
 def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_path: Path) -> None:
     script = f"echo FIRST; head -c {3 * CAPTURE_LIMIT} /dev/zero | tr '\\0' x; echo; echo LAST"
-    res = spawn(["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout_s=60)
+    res = spawn(SpawnRequest(("sh", "-c", script), tmp_path, {"PATH": "/usr/bin:/bin"}, 60))
     assert res.exit_code == 0
     assert len(res.stdout) <= CAPTURE_LIMIT + (1 << 16) + 200  # within one read of the cap
     assert res.stdout.startswith("FIRST\n") and res.stdout.endswith("LAST\n")
@@ -20,16 +20,16 @@ def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_pat
 
 
 def test_a_child_under_the_limit_is_kept_whole(tmp_path: Path) -> None:
-    res = spawn(["sh", "-c", "printf 'a%.0s' $(seq 1000)"], cwd=tmp_path, env={}, timeout_s=10)
+    res = spawn(SpawnRequest(("sh", "-c", "printf 'a%.0s' $(seq 1000)"), tmp_path, {}, 10))
     assert res.stdout == "a" * 1000
 
 
 def test_a_line_the_watch_gives_up_on_stops_the_child_at_once(tmp_path: Path) -> None:
     script = "echo one; printf 'fat'; sleep 0.2; echo 'al two'; sleep 30; echo never"
-    res = spawn(
-        ["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+    res = spawn(SpawnRequest(
+        ("sh", "-c", script), tmp_path, {"PATH": "/usr/bin:/bin"}, 60,
         give_up=lambda line: f"saw {line!r}" if "fatal" in line else None,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert res.gave_up == "saw 'fatal two'"  # a line split across two reads is judged whole
     assert not res.timed_out and res.exit_code is None
     assert "never" not in res.stdout
