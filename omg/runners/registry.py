@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from omg.runners.base import AgentRuntime, Runner
+from omg.runtimes import Runtime
 
 #: Which runtime speaks each API the stub model serves (what a rule's ``when.runtime`` names).
-STUB_APIS = {"messages": "claude", "responses": "codex"}
+STUB_APIS: dict[str, Runtime] = {"messages": "claude", "responses": "codex"}
 
 
 def agents() -> dict[str, AgentRuntime]:
-    """One agent runtime per name an agent node's ``runtime:`` may take in this omg."""
+    """One agent runtime per name an agent node's ``runtime:`` may take in this omg (each a
+    name ``omg/runtimes.py`` declares, with its lint rules)."""
     from omg.runners.claude import ClaudeRunner
     from omg.runners.codex import CodexRunner
 
-    return {"claude": ClaudeRunner(), "codex": CodexRunner()}
+    made: dict[Runtime, AgentRuntime] = {"claude": ClaudeRunner(), "codex": CodexRunner()}
+    return {name: runtime for name, runtime in made.items()}  # keyed by declared names only
 
 
 def default_runners() -> dict[str, Runner]:

@@ -25,8 +25,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "spendbook": {"errors", "strictjson"},
     "nodefile": set(),
     "graphdata": set(),
+    "runtimes": set(),
     "records": {"kinds", "graphdata"},
-    "graph": {"kinds", "errors", "fastschema", "graphdata"},
+    "graph": {"kinds", "errors", "fastschema", "graphdata", "runtimes"},
     "schedule": {"graph", "kinds", "errors", "records"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
     "prune": {"errors"},
@@ -41,7 +42,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "graphdata",
     },
-    "runners": {"graph", "kinds", "errors", "spend"},
+    "runners": {"graph", "kinds", "errors", "spend", "runtimes"},
     "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
@@ -111,6 +112,7 @@ PURE = (
     "state/wave.py",
     "records.py",
     "graphdata.py",
+    "runtimes.py",
     "kinds.py",
     "fastschema.py",
     "strictjson.py",
@@ -367,8 +369,8 @@ def test_the_seam_check_can_see_a_leak() -> None:
     assert not CLAUDE_SPECIFIC.search("OMG_CLAUDE_BIN is claude's and so are claude's words")
 
 
-#: Modules that name a runtime by its kind, as they must: the registry and the graph's list.
-NAMES_RUNTIMES = {REGISTRY, "omg/graph/model.py"}
+#: Modules that name a runtime by its kind, as they must: the registry and the declarations.
+NAMES_RUNTIMES = {REGISTRY, "omg/runtimes.py"}
 
 
 def _declared(path: Path, values: set[str]) -> list[str]:

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omg.graph.model import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RUNTIMES
 from omg.graph.schema import SCHEMA_FILE
 from omg.runners import AgentRuntime, Runner, agents, default_runners
 from omg.runners.process import child_env
 from omg.runners.registry import agent_runtimes, rehearsal_env, stub_endpoint
+from omg.runtimes import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RUNTIMES
 
 PARENT = {
     "PATH": "/usr/bin:/bin",
