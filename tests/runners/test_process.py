@@ -4,10 +4,18 @@ and stops a child as soon as a line it printed gives a reason to."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from omg.runners.claude.stream import AuthRetries
-from omg.runners.process import CAPTURE_LIMIT, SpawnRequest, spawn
+from omg.runners.process import (
+    CAPTURE_LIMIT,
+    RUN_MARK,
+    Marked,
+    ProcResult,
+    SpawnRequest,
+    spawn,
+)
 
 
 def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_path: Path) -> None:
@@ -45,3 +53,20 @@ def test_the_credentials_are_given_up_on_at_the_second_refusal() -> None:
     assert watch('{"type":"assistant"}') is None
     assert watch(retry_line(401)) is None
     assert watch(retry_line(403)) == "the API refused the credentials 2 times (HTTP 403)"
+
+
+def test_a_marked_spawner_passes_the_whole_request_on_adding_only_the_run_mark(
+    tmp_path: Path,
+) -> None:
+    seen: list[SpawnRequest] = []
+
+    def inner(req: SpawnRequest) -> ProcResult:
+        seen.append(req)
+        return ProcResult(req.argv, 0, "", "", 0.0)
+
+    req = SpawnRequest(
+        ("sh", "-c", "true"), tmp_path, {"PATH": "/bin"}, 5, idle_s=2, stdin="in",
+        merge_stderr=True, reap=True, give_up=lambda line: None, activity=lambda: 1,
+    )  # fmt: skip
+    Marked(inner, "r1@abc")(req)
+    assert seen == [replace(req, env={"PATH": "/bin", RUN_MARK: "r1@abc"})]
