@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.mask import Masker
-from omg.runners import Runner
+from omg.runners import AgentRuntime
 
 if TYPE_CHECKING:
     from omg.state.store import RunDir
@@ -22,7 +22,7 @@ LIMIT = 4 << 20
 
 
 def keep(
-    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+    rundir: RunDir, runner: AgentRuntime, env: Mapping[str, str], cwd: Path, session: str
 ) -> Path | None:
     """Copy the session's transcript into ``sessions/``; where, or None.
 
@@ -46,7 +46,7 @@ def keep(
 
 
 def restore(
-    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+    rundir: RunDir, runner: AgentRuntime, env: Mapping[str, str], cwd: Path, session: str
 ) -> bool:
     """Put a kept transcript where the runtime looks for it (in an execution's new room),
     unless one is already there."""
