@@ -41,10 +41,11 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "graphdata",
     },
-    "runners": {"graph", "kinds", "errors", "spend"},
+    "runners": {"graph", "kinds", "errors", "spend", "modelproxy"},
     "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask"},
     "stubmodel": {"errors", "graph", "runners"},
+    "modelproxy": {"errors", "kinds", "spend"},
     "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
     "pages": {"stats", "graph", "schedule", "state", "kinds", "records", "graphdata"},
     "leg": {
@@ -66,6 +67,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "records",
         "graphdata",
+        "modelproxy",
     },
     "cli": {
         "fastschema",
@@ -91,6 +93,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "records",
         "graphdata",
         "prune",
+        "modelproxy",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -133,6 +136,10 @@ PURE = (
     "pages/timeline.py",
     "pages/runpage.py",
     "pages/statspage.py",
+    "modelproxy/usage.py",
+    "modelproxy/prices.py",
+    "modelproxy/headers.py",
+    "modelproxy/answers.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
