@@ -76,6 +76,14 @@ def test_a_key_of_no_running_execution_fails_codex_at_once_with_omgs_words(
     assert proxy.strays == {"unknown": 1}  # one request: codex did not reconnect
     assert stub.seen == []
 
+    finished = proxy.register("openai", label="done", pricer=graph_prices)
+    proxy.finish(finished)
+    ran = run_codex(finished, repo)
+    assert ran.code == 1 and "has finished" in turn_failed(ran.stdout)
+    record = proxy.record(finished)
+    assert record["requests"] == 0 and [r["why"] for r in record["refusals"]] == ["finished"]
+    assert stub.seen == []
+
 
 def test_an_execution_past_its_ceiling_is_refused_its_next_request(
     stub: StubModel, proxy: ModelProxy, repo: Path, codex_bin: str
