@@ -1,4 +1,36 @@
-"""omg's git edge: run branches, remotes and worktrees; the only package importing pygit2."""
+"""omg's git edge: run branches, remotes and worktrees; the only package importing pygit2.
+
+Tokens and the GitHub host are handed in.
+
+- ``repo``: ``RunRepo``, the one object a leg holds — the operations of each concern gathered on
+  a ``handle`` from ``branchops``, ``remoteops``, ``recordops`` and ``worktrees``.
+- ``handle``: the repository behind one lock, the commit identity, push and fetch.
+- ``branchops``: the run branches here.
+- ``remoteops``: what a remote holds, and a local run branch against it.
+- ``recordops``: the lease, fan-out records, notes, spend books and waits.
+- ``names``: the base the others build on — every ref name, a ref's commit, where checkouts
+  live.
+- ``edge``: pygit2 failures → ``GitError``.
+- ``identity``: who commits.
+- ``runbranch``: a run directory as a tree — scanned, or the last commit's tree updated at the
+  paths a leg changed.
+- ``worktrees``: managed checkouts; ``WorktreeOps``, a ``RunRepo``'s operations on them.
+- ``unfinished``: a checkout a kill left half made — adopted when finished, else cleared, or
+  refused when it holds what its branch does not.
+- ``remote``: push / fetch, never forcing.
+- ``locks``: stale ``*.lock`` files; the common git directory.
+- ``lease`` and ``notes``: one-file commits on refs of their own.
+- ``books``: the spend books and waits — one-file commits chained on refs of their own, each
+  update a compare-and-swap.
+- ``prune``: omg's refs here or on a remote with their commits and times, mirrored by a pruning
+  fetch; the branches that hold a lane's work; removal only of a ref still where it was judged
+  — checked under the ref's lock here and in a bare remote on this machine, at push negotiation
+  and by receive-pack for a server.
+- ``treefiles``: a commit's tree read as files — a pull request's graph and fragments, from its
+  base and its head.
+- ``runscan``: every run branch's state.json and event log read straight from its tree, for
+  ``omg stats``.
+"""
 
 from __future__ import annotations
 
