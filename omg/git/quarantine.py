@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,9 +107,12 @@ class Quarantine:
         """Whether commit ``new`` is ``old`` or has it in its history."""
         return new == old or bool(self._q.descendant_of(pygit2.Oid(hex=new), pygit2.Oid(hex=old)))
 
-    def entries(self, tree: str, *, only: frozenset[str] | None = None) -> Iterator[Entry]:
-        """Every entry under ``tree``, depth first in name order; with ``only``, the trees
-        entered are those ``only`` holds (a lane's new trees, not its whole project)."""
+    def entries(
+        self, tree: str, *, enter: Callable[[str, str], bool] | None = None
+    ) -> Iterator[Entry]:
+        """Every entry under ``tree``, depth first in name order; with ``enter``, a folder is
+        entered only when ``enter(path, tree id)`` says so (a lane's new trees, not its whole
+        project; a tree not yet checked at that path)."""
         stack: list[tuple[str, str]] = [("", tree)]
         while stack:
             prefix, oid = stack.pop()
@@ -120,7 +123,7 @@ class Quarantine:
                 name = (e.raw_name or b"").decode("utf-8", "surrogateescape")
                 path = f"{prefix}{name}"
                 yield Entry(path, int(e.filemode), str(e.id))
-                if e.filemode == FileMode.TREE and (only is None or str(e.id) in only):
+                if e.filemode == FileMode.TREE and (enter is None or enter(path, str(e.id))):
                     stack.append((f"{path}/", str(e.id)))
 
     def size(self, oid: str) -> int:

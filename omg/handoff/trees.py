@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from omg.git.quarantine import Quarantine
+from omg.git.quarantine import Entry, Quarantine
 from omg.handoff.limits import BLOB, EXECUTABLE, GITLINK, Limits, name_problem, run_path_problem
 from omg.handoff.outcome import Refusal
 from omg.nodefile import on_disk
@@ -24,16 +24,38 @@ RUNS = Path("omg/runs")
 
 
 class Counter:
-    """The entries of new trees seen so far, against the bound."""
+    """The entries of new trees checked so far, against the bound: each (path, object) once,
+    however many commits repeat it, and each new tree entered once at each path."""
 
-    def __init__(self, limits: Limits) -> None:
-        self.limits, self.n = limits, 0
+    def __init__(self, q: Quarantine, limits: Limits) -> None:
+        self.q, self.limits = q, limits
+        self.checked: set[tuple[str, str, int]] = set()
+        self.entered: set[tuple[str, str]] = set()
 
-    def add(self, where: str) -> None:
-        self.n += 1
-        if self.n > self.limits.entries:
-            raise Refusal("size", where, f"the new trees hold more than {self.limits.entries:,} "
-                          "entries")  # fmt: skip
+    def enter(self, path: str, tree: str) -> bool:
+        if tree not in self.q.oids or (path, tree) in self.entered:
+            return False
+        self.entered.add((path, tree))
+        return True
+
+    def fresh(self, ref: str, e: Entry) -> bool:
+        """Whether entry ``e`` is yet to be checked (counted against the bound if so)."""
+        key = (e.path, e.oid, e.mode)
+        if key in self.checked:
+            return False
+        self.checked.add(key)
+        if len(self.checked) > self.limits.entries:
+            raise Refusal("size", f"{ref}:{e.path}", f"the new trees hold more than "
+                          f"{self.limits.entries:,} entries")  # fmt: skip
+        return True
+
+    def walk(self, ref: str, tree: str) -> Iterator[Entry]:
+        """The entries of ``tree`` (new, or unchecked at their path) yet to be checked."""
+        if not self.enter("", tree):
+            return
+        for e in self.q.entries(tree, enter=self.enter):
+            if self.fresh(ref, e):
+                yield e
 
 
 def history(q: Quarantine, ref: str, old: str | None, new: str, haves: Sequence[str],
@@ -63,11 +85,8 @@ def run_trees(q: Quarantine, ref: str, commits: Sequence[str], limits: Limits,
     """Every new tree of the run branch's new commits holds only what a run directory may."""
     for c in commits:
         tree = (q.commit(c) or ([], ""))[1]
-        if tree not in q.oids:
-            continue  # the same tree as a commit already checked, or already published
-        for e in q.entries(tree, only=q.oids):
+        for e in count.walk(ref, tree):
             where = f"{ref}:{e.path}"
-            count.add(where)
             why = name_problem(e.path) or run_path_problem(e.path, e.mode)
             if why is not None:
                 raise Refusal("tree", where, why)
@@ -80,11 +99,8 @@ def lane_trees(q: Quarantine, ref: str, commits: Sequence[str], limits: Limits,
     size; a submodule the leg added is refused (its commit lives outside the pack)."""
     for c in commits:
         parents, tree = q.commit(c) or ([], "")
-        if tree not in q.oids:
-            continue
-        for e in q.entries(tree, only=q.oids):
+        for e in count.walk(ref, tree):
             where = f"{ref}:{e.path}"
-            count.add(where)
             why = name_problem(e.path)
             if why is not None:
                 raise Refusal("tree", where, why)

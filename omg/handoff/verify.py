@@ -197,7 +197,7 @@ def _objects(q: Quarantine, manifest: Manifest, expected: Expected) -> tuple[Ref
                       f"reach, e.g. {extra[0][:12]}")  # fmt: skip
     if want - q.oids:
         raise Refusal("objects", PACK, "lacks objects the new commits reach")
-    count = trees.Counter(expected.limits)
+    count = trees.Counter(q, expected.limits)
     mine = run_ref(expected.run_id)
     for r in refs:
         run = r["ref"] == mine
