@@ -30,6 +30,12 @@ Tokens and the GitHub host are handed in.
   base and its head.
 - ``runscan``: every run branch's state.json and event log read straight from its tree, for
   ``omg stats``.
+- ``pack``: a leg's new objects as a git pack — what the tips reach down to the old commits and
+  the base, built deterministically; and read back by omg's own parser: every id computed,
+  sizes bounded before inflating, no duplicate, no thin delta.
+- ``quarantine``: a hand-off's objects held in a scratch repository that sees the real one's
+  objects; walked and read there while checked, then carried in, and the refs moved by
+  compare-and-swap and pushed.
 """
 
 from __future__ import annotations

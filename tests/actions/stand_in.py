@@ -9,9 +9,12 @@ injects the failures a real job meets: a 502 after the change was applied, a 429
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import re
 import threading
+import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,6 +73,16 @@ def refused(inputs: dict[str, dict[str, Any]] | None, given: dict[str, Any]) -> 
     return ""
 
 
+#: The most bytes one artifact may hold here (GitHub's limits are the repository's storage
+#: quota; a test lowers this to see the refusal).
+ARTIFACT_LIMIT = 64 * 1024 * 1024
+
+
+class ArtifactRefused(Exception):
+    """What actions/upload-artifact fails with: a name used twice in one workflow run (409
+    Conflict), or an artifact past the size limit."""
+
+
 @dataclass
 class Fault:
     """Answer the next ``times`` requests matching ``method`` and ``path`` (a regex) badly.
@@ -109,6 +122,10 @@ class StandIn:
     #: dispatch is checked against them as GitHub checks it
     workflows: dict[str, dict[str, dict[str, Any]] | None] = field(default_factory=shipped)
     url: str = ""
+    #: workflow run id → its artifacts (id, name, zip bytes), as actions/upload-artifact@v4
+    #: leaves them: per run, by name, never overwritten
+    artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    artifact_limit: int = ARTIFACT_LIMIT
     _next_id: int = 9000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -152,11 +169,62 @@ class StandIn:
             self.comments.append(c)
             return c
 
+    def upload(self, run_id: int, name: str, directory: Path) -> dict[str, Any]:
+        """What an ``actions/upload-artifact@v4`` step of workflow run ``run_id`` does with
+        ``directory``: its files zipped under ``name``; a name the run used already, or a zip
+        past the limit, is refused (ArtifactRefused) and nothing is kept."""
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+                zf.write(path, path.relative_to(directory).as_posix())
+        data = buf.getvalue()
+        with self._lock:
+            if any(a["name"] == name for a in self.artifacts.get(run_id, [])):
+                raise ArtifactRefused(
+                    "Failed to CreateArtifact: (409) Conflict: an artifact with this name "
+                    "already exists on the workflow run"
+                )
+            if len(data) > self.artifact_limit:
+                raise ArtifactRefused(f"artifact {name} is {len(data)} bytes, over the limit")
+            self._next_id += 1
+            made = {"id": self._next_id, "name": name, "zip": data, "run": run_id}
+            self.artifacts.setdefault(run_id, []).append(made)
+            return made
+
+    def download(self, run_id: int, name: str, into: Path) -> None:
+        """What ``actions/download-artifact@v4`` with ``name`` does in workflow run ``run_id``:
+        the artifact's files extracted into ``into``; KeyError when the run has none so named."""
+        found = next((a for a in self.artifacts.get(run_id, []) if a["name"] == name), None)
+        if found is None:
+            raise KeyError(f"Artifact not found for name: {name}")
+        into.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(io.BytesIO(found["zip"])) as zf:
+            zf.extractall(into)
+
+    def _stored(self, artifact_id: int) -> dict[str, Any] | None:
+        found = [a for run in self.artifacts.values() for a in run if a["id"] == artifact_id]
+        return found[0] if found else None
+
+    def _artifact(self, a: dict[str, Any]) -> dict[str, Any]:
+        """An artifact as the REST API describes it (``components/schemas/artifact``)."""
+        api = f"{self.url}/repos/{self.repo}/actions/artifacts/{a['id']}"
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {
+            "id": a["id"], "node_id": f"MDg6QXJ0aWZhY3Q{a['id']}", "name": a["name"],
+            "size_in_bytes": len(a["zip"]), "url": api, "archive_download_url": f"{api}/zip",
+            "expired": False, "created_at": stamp, "expires_at": stamp, "updated_at": stamp,
+            "digest": "sha256:" + hashlib.sha256(a["zip"]).hexdigest(),
+            "workflow_run": {"id": a["run"]},
+        }  # fmt: skip
+
     # -- the server -----------------------------------------------------------------------
 
     def handle(self, method: str, target: str, body: Any, auth: str) -> tuple[int, Any, dict]:
         parts = urlsplit(target)
         path, query = parts.path, parse_qs(parts.query)
+        if m := re.fullmatch(r"/_blob/artifacts/(\d+)", path):  # storage, not the REST API
+            found = self._stored(int(m.group(1)))
+            return (200, found["zip"], {}) if found else (404, {"message": "Not Found"}, {})
         self.requests.append(Request(method, target, body, auth))
         fault = self._fault(method, path)
         if fault is not None and fault.kind == "429":
@@ -174,6 +242,8 @@ class StandIn:
         status, answer = self._route(method, path, query, body)
         if fault is not None and fault.kind == "502-after":
             return 502, {"message": "Bad Gateway"}, {}
+        if status == 302:  # a download: GitHub answers with where the archive is
+            return 302, None, {"Location": answer["Location"]}
         return status, answer, {}
 
     def _fault(self, method: str, path: str) -> Fault | None:
@@ -247,6 +317,18 @@ class StandIn:
                 made = {"id": 1 + sum(map(len, self.statuses.values())), **body}
                 self.statuses.setdefault(m.group(1), []).append(made)
             return 201, made
+        if m := re.fullmatch(r"/actions/runs/(\d+)/artifacts", rest):
+            mine = self.artifacts.get(int(m.group(1)), [])
+            named = [a for a in mine if a["name"] == query["name"][0]] if "name" in query else mine
+            per = int(query.get("per_page", ["30"])[0])
+            page = int(query.get("page", ["1"])[0])
+            shown = [self._artifact(a) for a in named[(page - 1) * per : page * per]]
+            return 200, {"total_count": len(named), "artifacts": shown}
+        if m := re.fullmatch(r"/actions/artifacts/(\d+)/([^/]+)", rest):
+            found = self._stored(int(m.group(1)))
+            if not found or m.group(2) != "zip":
+                return 404, {"message": "Not Found"}
+            return 302, {"Location": f"{self.url}/_blob/artifacts/{found['id']}"}
         if m := re.fullmatch(r"/actions/workflows/([^/]+)/runs", rest):
             mine = [r for r in self.runs if r["workflow"] == m.group(1)]
             return 200, {"total_count": len(mine), "workflow_runs": list(reversed(mine))}
@@ -262,9 +344,14 @@ class StandIn:
                 body = json.loads(raw) if raw else None
                 auth = self.headers.get("Authorization", "")
                 status, answer, headers = stand_in.handle(self.command, self.path, body, auth)
-                data = b"" if answer is None else json.dumps(answer).encode()
+                raw_answer = isinstance(answer, bytes)
+                if raw_answer:
+                    data = answer
+                else:
+                    data = b"" if answer is None else json.dumps(answer).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                kind = "application/zip" if raw_answer else "application/json"
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)

@@ -48,6 +48,18 @@ MAY_IMPORT: dict[str, set[str]] = {
     "stubmodel": {"errors", "graph", "runners"},
     "modelproxy": {"errors", "kinds", "spend"},
     "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
+    "handoff": {
+        "errors",
+        "kinds",
+        "mask",
+        "strictjson",
+        "nodefile",
+        "records",
+        "graphdata",
+        "state",
+        "git",
+        "github",
+    },
     "pages": {"stats", "graph", "schedule", "state", "kinds", "records", "graphdata"},
     "leg": {
         "fastschema",
@@ -95,6 +107,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "graphdata",
         "prune",
         "modelproxy",
+        "handoff",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -150,6 +163,7 @@ PURE = (
     "runners/claude/prices.py",
     "modelproxy/headers.py",
     "modelproxy/answers.py",
+    "handoff/limits.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
