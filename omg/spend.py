@@ -22,6 +22,21 @@ class SpendFields(TypedDict, total=False):
     cost_anomaly: str | None
 
 
+class ProxyRecord(TypedDict):
+    """What omg's model proxy saw of one agent execution (one attempt): the requests it
+    forwarded, their usage and price, and the requests it refused (the first few, word for
+    word), ``budget_exceeded`` when one was refused for the execution's ceiling."""
+
+    requests: int
+    models: list[str]
+    usage: dict[str, int]
+    cost_usd: float
+    unpriced: int  # answers whose cost could not be priced
+    refused: int
+    refusals: list[dict[str, str]]  # {"why", "message"}
+    budget_exceeded: bool
+
+
 #: What a node's record keeps as the last execution reported it (the cost is summed instead).
 LAST_REPORTED = ("usage", "session_cost_usd")
 

@@ -30,7 +30,9 @@ from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run, start_run
 from omg.mask import Masker
+from omg.modelproxy.executions import Pricer
 from omg.runners import AgentRuntime, Invocation, Output, Step
+from omg.runners.base import HeldKey
 from omg.runners.process import Spawner
 from omg.runners.room import Room
 from omg.spend import Spend
@@ -513,6 +515,20 @@ class FakeRunner:
 
     def endpoint(self, url: str) -> dict[str, str]:
         return {}
+
+    def hold_key(self, parent: Mapping[str, str]) -> HeldKey | None:
+        return None  # no model key: omg's proxy holds nothing for it
+
+    def keyless(self, env: Mapping[str, str]) -> dict[str, str]:
+        return dict(env)
+
+    def through_proxy(
+        self, env: Mapping[str, str], held: HeldKey, url: str, placeholder: str
+    ) -> dict[str, str]:
+        return dict(env)
+
+    def pricer(self, model: str | None, prices: Mapping[str, Mapping[str, float]]) -> Pricer:
+        return lambda _: None
 
     def argv(self, inv: Invocation) -> list[str]:
         return ["fake-runner", inv.node.id]

@@ -70,6 +70,7 @@ def node_json(runs_dir: Path, run_id: str, node_id: str) -> str:
                 "session_id": e.get("session_id") or None,
                 "cli_version": e.get("cli_version") or None,
                 "api_retries": int(e.get("api_retries") or 0),
+                "proxy": e.get("proxy"),
             }
             for e in ended
         ],
@@ -144,6 +145,12 @@ def _execution(e: Event, runtime: str) -> str:
         parts.append(f"{runtime} {e['cli_version']}")
     if e.get("api_retries"):
         parts.append(f"{e['api_retries']} API retries")
+    proxy = e.get("proxy")
+    if proxy is not None:  # what omg's model proxy forwarded and refused
+        whys = ", ".join(dict.fromkeys(r["why"] for r in proxy["refusals"]))
+        parts.append(f"proxy: {proxy['requests']} request(s)")
+        if proxy["refused"]:
+            parts.append(f"refused {proxy['refused']} request(s) ({whys})")
     return "  ".join(parts)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from omg import schedule
 from omg.graph.model import Graph, Node
@@ -30,11 +30,14 @@ from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
 from omg.runners.room import Room, Rooms
 from omg.runners.shell import ShellRunner
-from omg.spend import Spend, summed
+from omg.spend import ProxyRecord, Spend, summed
 from omg.state import NO_RECORD, State
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
+
+if TYPE_CHECKING:
+    from omg.leg.keys import LegKeys
 
 QUOTE_LIMIT = 8000
 #: What a retry continuing a turn-limited session is told (the task is in its context already).
@@ -76,6 +79,9 @@ class Context:
     budget_left: Callable[[], float | None] = lambda: None
     deadline: Deadline = field(default_factory=Deadline)  # the leg's --max-minutes, one clock
     sleep: Callable[[float], None] = time.sleep
+    keys: LegKeys | None = None  # the model keys omg's proxy holds (None: no agent has one)
+    #: a node's spend cap room when it was admitted (None: no cap applies)
+    cap_room: Callable[[str], float | None] = lambda _: None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +110,7 @@ class Result:
     #: A provider's limit stopped it: not settled, the run pauses until the limit resets.
     limit: Limit | None = None
     total_usd: float = 0.0  # every attempt's cost summed (what the spend caps settle)
+    proxy: ProxyRecord | None = None  # what omg's model proxy saw of the final attempt
 
 
 class Renderer:
@@ -237,6 +244,7 @@ def execute(
                 cost_unknown=prev[0].spend.cost_unknown or None,
                 cost_anomaly=prev[0].spend.anomaly,
                 session_id=session or resume,
+                proxy=prev[0].proxy,
             )
         inv = Invocation(
             node=node,
@@ -331,7 +339,11 @@ def _in_room(
         inv = replace(inv, env=env)
         if inv.resume_session:  # the room starts empty
             transcripts.restore(ctx.rundir, agent, inv.env, inv.cwd, inv.resume_session)
-        out = agent.run(inv, ctx.spawn)
+        if ctx.keys is not None and ctx.keys.holds(node.runtime):
+            cap = ctx.cap_room(node.id)
+            out = ctx.keys.run(agent, inv, lambda i: agent.run(i, ctx.spawn), ctx.budget_left, cap)
+        else:
+            out = agent.run(inv, ctx.spawn)
         if out.session_id:
             transcripts.keep(ctx.rundir, agent, inv.env, inv.cwd, out.session_id)
         return out
@@ -431,6 +443,7 @@ def _result(node: Node, round_: int, out: Output, j: Judgment, retries: int, sid
         tool_version=out.tool_version,
         api_retries=out.api_retries,
         retries=retries,
+        proxy=out.proxy,
     )
 
 

@@ -56,6 +56,9 @@ class CapGuard:
     #: execution key → the scopes it holds a reservation in
     held: dict[str, list[str]] = field(default_factory=dict)
     by_node: dict[str, str] = field(default_factory=dict)  # node → its execution's key
+    #: node → the least room its scopes had when it was admitted (what omg's model proxy
+    #: holds its execution to)
+    rooms: dict[str, float] = field(default_factory=dict)
 
     def scopes(self) -> list[tuple[CapScope, str, float]]:
         """(scope, book name, cap) of each cap that applies to the run now."""
@@ -73,6 +76,7 @@ class CapGuard:
         """Reserve ``node_id``'s execution in every scope, or the cap that stops it (its
         reservations in the scopes before it released)."""
         key = f"{self.run_id}:{node_id}:{uuid.uuid4().hex[:12]}"
+        self.rooms.pop(node_id, None)
         taken: list[str] = []
         for scope, book, cap in self.scopes():
             capped = self._reserve(book, key, node_id, reserve_usd, cap)
@@ -91,6 +95,10 @@ class CapGuard:
             self.held[key] = taken
             self.by_node[node_id] = key
         return None
+
+    def room(self, node_id: str) -> float | None:
+        """The spend cap room ``node_id``'s execution was admitted with (None: no cap)."""
+        return self.rooms.get(node_id)
 
     def settle(self, node_id: str, usd: float | None) -> None:
         """Settle ``node_id``'s execution at ``usd`` (None: unknown, its reservation stands).
@@ -154,6 +162,8 @@ class CapGuard:
             spent = spendbook.spent(current)
             if spent >= cap + self.approved():
                 return spent
+            room = cap + self.approved() - spent
+            self.rooms[node] = min(room, self.rooms.get(node, room))
             at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
             new = spendbook.reserve(current, key, self.run_id, node, usd, at)
             try:

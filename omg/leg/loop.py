@@ -264,6 +264,7 @@ class Leg:
             "permission_denials": list(res.denials) or None,
             "cli_version": res.tool_version or None,
             "api_retries": res.api_retries or None,
+            "proxy": res.proxy,
             "session_id": res.session_id,
             "duration_s": round(res.duration_s, 3),
         }

@@ -16,11 +16,12 @@ from omg.errors import Hint, InputError, MovedOn, OmgError, RunFailed, StateErro
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.graphdata import GraphData
-from omg.leg import decisions, notes
+from omg.leg import decisions, notes, rootcheck
 from omg.leg.attempt import Context
 from omg.leg.caps import CapGuard, SpendCaps, post_wait
 from omg.leg.deadline import Deadline
 from omg.leg.decisions import Decision, Guidance
+from omg.leg.keys import keyless, open_keys
 from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.mask import MASK, Masker
@@ -293,17 +294,18 @@ def _run_leg(
     from omg.git.identity import room_gitconfig  # pygit2: only once a leg runs
 
     commits = env.commits
+    runtimes = env.agents or agents()
     ctx = Context(
         graph=graph,
         inputs=inputs,
         rundir=rec.rundir,
         recorder=rec,
         spawn=Marked(env.spawn, run_mark(rec.rundir.path)),  # what a later leg reaps
-        agents=env.agents or agents(),
+        agents=runtimes,
         workspace=commits.workspace
         if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
-        parent_env=env.parent_env,
+        parent_env=keyless(env.parent_env, runtimes),  # omg's proxy holds the model keys
         rooms=Rooms.of_run(
             run_mark(rec.rundir.path), env.parent_env, room_gitconfig(env.parent_env)
         ),
@@ -335,6 +337,11 @@ def _run_leg(
         guard = _cap_guard(graph, rec, env, opts, start.get("pull_request"))
         if guard is not None and any(n.kind == "agent" for n in graph.nodes):
             guard.check()  # a spend book that cannot be read: refused before anything is recorded
+            ctx.cap_room = guard.room
+        if any(n.kind == "agent" for n in graph.nodes):
+            ctx.keys = open_keys(env.parent_env, runtimes)  # read once: no child sees them
+            if ctx.keys is not None and ctx.keys.remote() and not env.rehearsal:
+                rootcheck.check(env.parent_env, env.spawn, env.warn)  # root reads omg's memory
         judged = rec.ref()  # what the human looked at: the state before this leg's first event
         rec.emit("run_started", start)
         for ev in replay:
@@ -367,6 +374,8 @@ def _run_leg(
         return result
     finally:
         ctx.rooms.clear()  # every execution of the leg has ended: no room of the run stays
+        if ctx.keys is not None:
+            ctx.keys.close()
         if commits is not None:
             commits.release_lease()
 

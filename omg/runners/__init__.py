@@ -19,6 +19,9 @@ model (``rehearsal_env``, ``rehearsal_tags``, ``endpoint``) and how its CLI is p
 - ``room``: an execution's room, the directory made for it alone — its HOME, its TMPDIR, an
   agent CLI's configuration home — and removed with all it holds when it ends; a run's rooms
   under one base, cleared by the next leg after a kill.
+- ``keys``: the model key a runtime's CLI would be given, held for omg's proxy instead (its
+  API and variables: ``HeldKey``), and the CLI's environment without it or pointed at the
+  proxy with an execution's placeholder.
 - ``limits`` (pure): a provider's usage or rate limit told from an agent's failure, its reset
   kept as the provider's words — any runtime maps its errors here.
 - ``matcher``: a success check's regex, searched in a child under a time limit.
@@ -28,7 +31,8 @@ model (``rehearsal_env``, ``rehearsal_tags``, ``endpoint``) and how its CLI is p
   where the CLI keeps a session and what steps it holds, ``rehearsal`` how it is pointed at
   the stub model, ``config`` its configuration directory in an execution's room (the user's
   login file carried in when no key variable is set) and the setting sources it may load,
-  ``prices`` (pure) what an answer costs per model, the pinned CLI's own price table and rule.
+  ``prices`` (pure) what an answer costs per model, the pinned CLI's own price table and rule,
+  ``keys`` the key omg's proxy holds for it and the CLI pointed at the proxy.
 - ``codex/``: ``runner`` builds ``codex exec --json`` argv (omg's ``-c`` provider flags when a
   base URL is set for it, ``--sandbox`` from ``permission_mode``) and runs a thread,
   ``events`` folds its JSON lines (thread, agent messages, usage, errors; the refused-key
@@ -36,7 +40,8 @@ model (``rehearsal_env``, ``rehearsal_tags``, ``endpoint``) and how its CLI is p
   codex keeps a thread (its home's ``sessions/``), its cumulative tokens and steps, ``cost``
   prices tokens from the graph's ``prices:``, ``rehearsal`` how it is pointed at the stub
   model's Responses API, ``config`` its home in an execution's room and the flags that keep
-  it there (no ``config.toml``, its keys out of the agent's commands).
+  it there (no ``config.toml``, its keys out of the agent's commands), ``keys`` the key omg's
+  proxy holds for it and codex pointed at the proxy (its provider's ``base_url``).
 
 Nothing outside a runtime's folder knows its specifics; what lint knows of it (the keys it
 refuses, whether it prices by tokens, its advisories) is declared in ``omg/runtimes.py``.

@@ -7,14 +7,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from omg.graph.model import Node
 from omg.kinds import Cause
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner
 from omg.runners.room import Room
-from omg.spend import Spend
+from omg.spend import ProxyRecord, Spend
+
+if TYPE_CHECKING:  # a runner that holds no key never loads the proxy
+    from omg.modelproxy.executions import Pricer
+    from omg.modelproxy.upstream import Upstream
 
 #: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
 NODE_HEADER, ROUND_HEADER, ATTEMPT_HEADER = "X-Omg-Node", "X-Omg-Round", "X-Omg-Attempt"
@@ -57,6 +61,19 @@ class Output:
     api_retries: int = 0  # how often the CLI retried the API (stream-json system/api_retry)
     #: A provider's limit stopped it (a usage or rate limit): the run pauses, nothing failed.
     limit: Limit | None = None
+    #: What omg's model proxy saw of it (None: it ran without the proxy).
+    proxy: ProxyRecord | None = None
+
+
+@dataclass(frozen=True)
+class HeldKey:
+    """A model key omg's proxy holds for one runtime: the API it opens (with the key), the
+    variable the runtime's CLI is given an execution's placeholder in, and the variable that
+    points the CLI at an API."""
+
+    upstream: Upstream
+    variable: str
+    base_url: str
 
 
 @dataclass(frozen=True)
@@ -131,6 +148,27 @@ class AgentRuntime(Runner, Protocol):
 
     def endpoint(self, url: str) -> dict[str, str]:
         """The variables that point this runtime at the model at ``url`` (the stub's)."""
+        ...
+
+    def hold_key(self, parent: Mapping[str, str]) -> HeldKey | None:
+        """The model key omg's environment ``parent`` gives this runtime, for omg's proxy to
+        hold (None: no key variable; its CLI then uses a stored login, directly)."""
+        ...
+
+    def keyless(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` without this runtime's key variables."""
+        ...
+
+    def through_proxy(
+        self, env: Mapping[str, str], held: HeldKey, url: str, placeholder: str
+    ) -> dict[str, str]:
+        """``env`` pointing this runtime's CLI at omg's proxy at ``url``, with one
+        execution's ``placeholder`` as its only key."""
+        ...
+
+    def pricer(self, model: str | None, prices: Mapping[str, Mapping[str, float]]) -> Pricer:
+        """What one answer of the model API costs, for a node of ``model`` (the graph's
+        ``prices:`` given)."""
         ...
 
 

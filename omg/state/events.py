@@ -19,7 +19,7 @@ from omg.records import (
     PullRequestRecord,
     WaitRecord,
 )
-from omg.spend import SpendFields
+from omg.spend import ProxyRecord, SpendFields
 
 EventKind = Literal[
     "run_started",
@@ -48,6 +48,7 @@ class EventFields(SpendFields, total=False):
     permission_denials: list[str] | None  # node_passed/node_failed: tools the agent was refused
     cli_version: str | None  # the agent CLI's version
     api_retries: int | None  # how often the CLI retried the API in that execution
+    proxy: ProxyRecord | None  # what omg's model proxy saw of that execution
     duration_s: float
     retries: int | None
     detail: str | None

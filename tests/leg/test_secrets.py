@@ -60,17 +60,17 @@ def test_shell_nodes_and_verify_commands_never_see_secrets(
 
     named = _env_of((tmp_path / "named-env.txt").read_text())  # what the node saw
     assert named["GITHUB_TOKEN"] == "ghs_secret_github"
-    assert named["OPENAI_API_KEY"] == "sk-openai-secret"
+    assert "OPENAI_API_KEY" not in named  # a model key reaches no node, named or not
     assert "ANTHROPIC_API_KEY" not in named and "CLAUDE_CODE_OAUTH_TOKEN" not in named
     kept = _env_of(r.artifact("named"))  # what omg kept of its output: masked
-    assert kept["GITHUB_TOKEN"] == kept["OPENAI_API_KEY"] == "***"
+    assert kept["GITHUB_TOKEN"] == "***"
 
     valued = _env_of(r.artifact("valued"))
     assert valued["DEPLOY_TARGET"] == "staging"
     assert "GITHUB_TOKEN" not in valued
 
 
-def test_agent_nodes_get_only_their_runtime_auth(
+def test_agent_nodes_get_only_a_placeholder_and_omgs_proxy(
     tmp_path: Path, omg, run_dir_check, claude: ScriptedClaude
 ) -> None:
     g = write_graph(
@@ -88,9 +88,14 @@ def test_agent_nodes_get_only_their_runtime_auth(
     assert r.code == 0, r.explain()
     run_dir_check(r.dir)
     seen = claude.calls()[0]["env"]
-    assert seen["ANTHROPIC_API_KEY"] == "sk-ant-secret"
-    assert seen["CLAUDE_CODE_OAUTH_TOKEN"] == "oauth-secret"
-    for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "SOME_RANDOM_SETTING"):
+    assert seen["ANTHROPIC_API_KEY"].startswith("omg-")  # its placeholder: omg holds the key
+    assert seen["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")  # omg's model proxy
+    for name in (
+        "GITHUB_TOKEN",
+        "OPENAI_API_KEY",
+        "SOME_RANDOM_SETTING",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ):
         assert name not in seen
     # the agent node's verify command is a shell child: no auth at all
     verify = _env_of((tmp_path / "verify-env.txt").read_text())

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from omg.runners.agent import AgentRunner
 from omg.runners.base import Invocation, Output
-from omg.runners.claude import config, rehearsal, reply
+from omg.runners.claude import config, keys, rehearsal, reply
 from omg.runners.claude.reply import BIN_ENV
 from omg.runners.claude.stream import AuthRetries, api_retries
 from omg.runners.claude.transcript import size, steps, transcript_path
@@ -73,6 +73,10 @@ class ClaudeRunner(AgentRunner):
     rehearsal_env = staticmethod(rehearsal.rehearsal_env)
     rehearsal_tags = staticmethod(rehearsal.rehearsal_tags)
     endpoint = staticmethod(rehearsal.endpoint)
+    hold_key = staticmethod(keys.hold_key)
+    keyless = staticmethod(keys.keyless)
+    through_proxy = staticmethod(keys.through_proxy)
+    pricer = staticmethod(keys.pricer)
 
     # -- binary ----------------------------------------------------------------------------
     def unusable(self, wanted: str, source: str) -> str:

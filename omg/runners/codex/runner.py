@@ -15,7 +15,7 @@ from pathlib import Path
 
 from omg.runners.agent import AgentRunner
 from omg.runners.base import Invocation, Output
-from omg.runners.codex import config, cost, events, rehearsal, reply, rollout
+from omg.runners.codex import config, cost, events, keys, rehearsal, reply, rollout
 from omg.runners.codex.reply import BIN_ENV
 from omg.runners.process import Spawner
 from omg.spend import Spend
@@ -74,6 +74,10 @@ class CodexRunner(AgentRunner):
     rehearsal_env = staticmethod(rehearsal.rehearsal_env)
     rehearsal_tags = staticmethod(rehearsal.rehearsal_tags)
     endpoint = staticmethod(rehearsal.endpoint)
+    hold_key = staticmethod(keys.hold_key)
+    keyless = staticmethod(keys.keyless)
+    through_proxy = staticmethod(keys.through_proxy)
+    pricer = staticmethod(keys.pricer)
 
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
         return rollout.path(env, session)
