@@ -57,6 +57,9 @@ class Output:
     api_retries: int = 0  # how often the CLI retried the API (stream-json system/api_retry)
     #: A provider's limit stopped it (a usage or rate limit): the run pauses, nothing failed.
     limit: Limit | None = None
+    #: The structured reply as JSON text, when the CLI reports it apart from the reply's text
+    #: (claude's ``structured_output``); None: the reply's text is what a schema judges.
+    structured: str | None = None
 
 
 @dataclass(frozen=True)
