@@ -56,7 +56,12 @@ def markdown(found: Sequence[Findings], rows: int = ROWS) -> str:
     for f in found:
         fields = _columns(f.items)
         head = f"**Findings** of {code(f.node)} (round {f.round}, its latest reply):"
-        lines = [head, "", "| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
+        lines = [
+            head,
+            "",
+            "| " + " | ".join(cell(k) for k in fields) + " |",
+            "|" + "---|" * len(fields),
+        ]
         for item in f.items[:rows]:
             lines.append("| " + " | ".join(cell(_text(item, k)) for k in fields) + " |")
         if len(f.items) > rows:

@@ -45,6 +45,13 @@ def prompt_and_turn(body: Mapping[str, Any]) -> tuple[str, int]:
     return prompt, turn
 
 
+def asks_schema(body: Mapping[str, Any]) -> bool:
+    """Whether the request asks for a reply in a JSON Schema (``--output-schema``)."""
+    text = body.get("text")
+    form = text.get("format") if isinstance(text, dict) else None
+    return isinstance(form, dict) and form.get("type") == "json_schema"
+
+
 def corrected(body: Mapping[str, Any]) -> bool:
     """Whether a user message of the request is omg's correction turn (output_schema)."""
     items = body.get("input")

@@ -102,6 +102,7 @@ class Seen:
     rule: str  # the rule that answered, or "" for the default answer
     status: int
     headers: tuple[tuple[str, str], ...] = ()  # as they arrived (a proxy's, tests check them)
+    schema: bool = False  # the request asked for a reply in a JSON Schema (codex's text.format)
 
 
 @dataclass
@@ -438,7 +439,8 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 extra = {} if fail.retry_after is None else {"retry-after": f"{fail.retry_after:g}"}
                 self._json(fail.status, responses.error_body(fail), extra)
                 return
-            stub.seen.append(Seen(req, rule.name if rule else "", 200, self._heard()))
+            asked = responses.asks_schema(body)
+            stub.seen.append(Seen(req, rule.name if rule else "", 200, self._heard(), asked))
             if fail is not None:
                 chunks = responses.failed(rid, model, responses.CONTEXT_CODE, fail.message)
             else:
