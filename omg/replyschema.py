@@ -27,9 +27,6 @@ _SPACE = re.compile(r"\s+")
 def schema_problem(schema: Any) -> str | None:
     """Why ``schema`` is no JSON Schema omg may use (None when it is): not Draft 2020-12 valid,
     not an object, or a ``$ref`` that leaves the schema (a remote one would be fetched)."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
     if not isinstance(schema, Mapping):
         return f"a JSON Schema is an object, not {type(schema).__name__}"
     outside = _outside_ref(schema)
@@ -38,12 +35,72 @@ def schema_problem(schema: Any) -> str | None:
             f"$ref {outside!r} points outside the schema; only local references (#/$defs/…) "
             "are followed — inline what it names"
         )
+    if _plain(schema):  # the common vocabulary, well formed: no need to load jsonschema
+        return None
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         where = _path(exc.absolute_path)
         return f"it is not a valid Draft 2020-12 schema: {where}: {exc.message}"
     return None
+
+
+_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+_TEXT = frozenset({"title", "description", "$comment", "$schema", "$id"})
+_COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                     "maxProperties"})  # fmt: skip
+_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+
+def _plain(schema: Any) -> bool:
+    """Whether ``schema`` uses only the common keywords, each well formed (then it is a valid
+    Draft 2020-12 schema without asking jsonschema, which `omg lint` does not load)."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, Mapping):
+        return False
+    for key, arg in schema.items():
+        if key in _TEXT:
+            ok = isinstance(arg, str)
+        elif key == "type":
+            names = [arg] if isinstance(arg, str) else arg
+            ok = isinstance(names, list) and bool(names) and all(n in _TYPES for n in names)
+            ok = ok and len(set(names)) == len(names)
+        elif key in ("enum", "required"):
+            ok = isinstance(arg, list) and (key == "enum" or all(isinstance(x, str) for x in arg))
+        elif key == "const":
+            ok = True
+        elif key in _COUNTS:
+            ok = isinstance(arg, int) and not isinstance(arg, bool) and arg >= 0
+        elif key in _NUMBERS:
+            ok = isinstance(arg, int | float) and not isinstance(arg, bool)
+        elif key in ("properties", "$defs"):
+            ok = isinstance(arg, Mapping) and all(_plain(v) for v in arg.values())
+        elif key in ("items", "additionalProperties"):
+            ok = _plain(arg)
+        elif key in ("allOf", "anyOf", "oneOf"):
+            ok = isinstance(arg, list) and bool(arg) and all(_plain(v) for v in arg)
+        elif key == "$ref":
+            ok = isinstance(arg, str) and arg.startswith("#/$defs/")
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def conforms(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> bool | None:
+    """Whether ``value`` conforms to ``schema`` (a part of ``root``), answered by the compiled
+    check without loading jsonschema; None when that check cannot judge it."""
+    from omg.fastschema import compile_schema
+
+    try:
+        return compile_schema(schema, root.get("$defs") or {})(value)
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _outside_ref(value: Any) -> str | None:

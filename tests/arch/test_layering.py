@@ -20,7 +20,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dotomg": set(),
     "fastschema": set(),
     "strictjson": set(),
-    "replyschema": {"strictjson"},
+    "replyschema": {"strictjson", "fastschema"},
     "mask": set(),
     "spend": set(),
     "spendbook": {"errors", "strictjson"},
