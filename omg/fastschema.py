@@ -105,6 +105,10 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, A
     if key == "pattern":
         rx = re.compile(arg)
         return lambda v: not isinstance(v, str) or rx.search(v) is not None
+    if key == "minProperties":
+        return lambda v: not isinstance(v, dict) or len(v) >= arg
+    if key == "maxProperties":
+        return lambda v: not isinstance(v, dict) or len(v) <= arg
     if key == "minItems":
         return lambda v: not isinstance(v, list) or len(v) >= arg
     if key == "uniqueItems":

@@ -41,6 +41,7 @@ class SuccessCheckData(TypedDict, total=False):
     exit_zero: bool
     result_matches: str
     verify: VerifyData
+    output_equals: dict[str, object]
 
 
 class BackoffData(TypedDict, total=False):
@@ -66,6 +67,7 @@ class FeedbackData(TypedDict, total=False):
     max: int
     on_exhausted: Literal["fail", "gate"]
     stop_on_no_progress: bool
+    findings: str
 
 
 class NodeData(TypedDict, total=False):
@@ -95,6 +97,7 @@ class NodeData(TypedDict, total=False):
     max_turns: int
     budget_tokens: int
     project_settings: bool
+    output_schema: str | dict[str, object]
 
 
 class GraphData(TypedDict, total=False):

@@ -27,7 +27,7 @@ Outcome = Literal["passed", "failed", "paused"]
 #: Why a leg ended where it did (`run_finished.reason`).
 StopReason = Literal["gate", "leg_budget", "failed", "unfinished", "limit", "spend_cap"]
 #: What a `node_retried` event stands for.
-RetryReason = Literal["retry", "feedback", "exhausted", "leg_budget", "limit"]
+RetryReason = Literal["retry", "correction", "feedback", "exhausted", "leg_budget", "limit"]
 #: A limit of the model's provider that pauses a run until it resets: a subscription's usage
 #: window (``session``: "You've hit your session limit · resets 3pm") or an API rate limit
 #: that outlasted the CLI's own retries (``rate``).

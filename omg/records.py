@@ -40,6 +40,7 @@ class NodeRecord(_NodeRequired, total=False):
     retries: int
     lane_trees: dict[str, str]  # a declarer's: its re-run path's lane trees when its round began
     artifact: ArtifactRecord  # a passed node's reply file, as its node_passed recorded it
+    output: object  # its latest structured reply (output_schema), as its events recorded it
 
 
 class GraphChangeRecord(TypedDict):

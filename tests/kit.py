@@ -430,6 +430,9 @@ envelope = {{
 for key in ("api_error_status", "terminal_reason"):  # how the CLI says an API call failed
     if key in reply:
         envelope[key] = reply[key]
+if "structured" in reply:  # --json-schema: what the StructuredOutput tool was given
+    envelope["structured_output"] = reply["structured"]
+    envelope["result"] = json.dumps(reply["structured"])
 print(json.dumps(envelope))
 sys.exit(reply.get("exit", 0))
 '''
@@ -441,7 +444,8 @@ class ScriptedClaude:
     A reply is a dict: ``result`` (text), ``cost`` (default 0.01), ``total`` (the session's
     cumulative cost to report instead of the parent's plus ``cost``), ``is_error``, ``subtype``,
     ``api_error_status``, ``terminal_reason``, ``exit``, ``sleep``, ``write`` ({file: text}
-    written in its cwd, like an edit). The last reply repeats once the script runs out.
+    written in its cwd, like an edit), ``structured`` (``--json-schema``'s structured_output).
+    The last reply repeats once the script runs out.
     """
 
     def __init__(self, directory: Path, version: str = "2.1.332") -> None:

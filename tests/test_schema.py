@@ -104,6 +104,7 @@ NODE_SAMPLES: dict[str, Any] = {
     "budget_usd": 1.5,
     "max_turns": 30,
     "project_settings": True,
+    "output_schema": {"type": "object"},
 }
 
 

@@ -3,6 +3,7 @@ and what the agent did in them."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def node_json(runs_dir: Path, run_id: str, node_id: str) -> str:
         "running_since": runs[-1]["ts"] if runs and runs[-1]["event"] == "node_started" else None,
         "permission_denials": list(rec.get("permission_denials") or []),
         "output": _shown(artifact) if artifact.exists() else None,
+        "structured": rec.get("output"),
         "sessions": [_session_doc(rundir, sid, runner) for sid in sessions],
     }
     return dumps(doc)
@@ -109,6 +111,9 @@ def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
     artifact = rundir.artifact(node_id)
     if artifact.exists():
         lines.append(f"output: {_shown(artifact)}")
+    if "output" in rec:  # escaped JSON: no control character of the reply reaches a terminal
+        said = json.dumps(rec["output"], indent=2, sort_keys=True).replace("\n", "\n  ")
+        lines.append(f"structured reply (output_schema):\n  {said}")
     sessions = list(dict.fromkeys(str(e["session_id"]) for e in runs if e.get("session_id")))
     runner = agents().get(node.runtime) if node.kind == "agent" else None
     for sid in sessions:
@@ -122,7 +127,9 @@ def _execution(e: Event, runtime: str) -> str:
     """One line per ended execution; one that was retried or fired a feedback round says so
     (its event carries the round it led to, so no round of its own is shown)."""
     if e["event"] == "node_retried":
-        what = "fired feedback" if e.get("reason") == "feedback" else "FAIL, retried"
+        what = {"feedback": "fired feedback", "correction": "malformed, corrected"}.get(
+            str(e.get("reason")), "FAIL, retried"
+        )
         head = [f"leg {e.get('leg', '?')}", f"{what} ({e.get('cause') or '?'})"]
     else:
         verdict = str(e.get("verdict", ""))

@@ -14,6 +14,7 @@ from omg.graph.findings import Finding
 from omg.graph.mermaid import MAX_EDGES, MAX_TEXT, edge_count, render_mermaid
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.leg import findingtable
 from omg.leg.caps import standing_text
 from omg.records import GraphChangeRecord
 from omg.state import Event, State
@@ -258,6 +259,7 @@ def markdown(
     parts += [
         _spend_line(state, events),
         _table(graph, events, rows),
+        *filter(None, [findingtable.report(graph, state["nodes"])]),
         diagram(graph, state),
     ]
     if extra:

@@ -15,7 +15,10 @@ demands, as people phrase them), `projectsettings` (the advisories on an agent n
 checkout's own configuration: `project_settings: true`, a subagent of `.claude/agents/` without
 it). Two concerns have packages of their own: `shell` (the shell scanner: where a placeholder
 stands in shell text, and whether a value may) and `fragments` (the fragment splice: `use:` /
-`with:` spliced into the parsed data before any check).
+`with:` spliced into the parsed data before any check). Structured replies: `structured` (pure:
+an `output_schema` checked, the fields `output_equals` and `feedback.findings` name, and
+`{{ outputs.NODE.FIELD }}` resolved upstream) and `schemafiles` (an `output_schema` file read
+from the repository into the graph's data, so a run's snapshot holds the schema).
 
 Names are imported on first use, so `import omg.graph.model` stays as light as that module.
 """

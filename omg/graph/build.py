@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -150,6 +151,10 @@ def node_from_data(raw: NodeData) -> Node:
             exit_zero=bool(sc.get("exit_zero", False)),
             result_matches=_str_or_none(sc.get("result_matches")),
             verify=_verify(sc.get("verify")),
+            output_equals=tuple(
+                (str(k), json.dumps(v, sort_keys=True))
+                for k, v in (sc.get("output_equals") or {}).items()
+            ),
         ),
         retry=_retry(raw.get("retry")),
         feedback=None
@@ -159,13 +164,23 @@ def node_from_data(raw: NodeData) -> Node:
             max=int(fb.get("max", 0)),
             on_exhausted=fb.get("on_exhausted", "fail"),
             stop_on_no_progress=bool(fb.get("stop_on_no_progress", True)),
+            findings=_str_or_none(fb.get("findings")),
         ),
         timeout=_duration_text(raw.get("timeout"), DEFAULT_TIMEOUT),
         budget_usd=None if budget is None else _float(budget),
         idle_timeout=_duration_text(raw.get("idle_timeout"), DEFAULT_IDLE_TIMEOUT),
         max_turns=_int_or_none(raw.get("max_turns")),
         budget_tokens=_int_or_none(raw.get("budget_tokens")),
+        output_schema=_schema_text(raw.get("output_schema")),
+        output_schema_path=_str_or_none(
+            raw.get("output_schema") if isinstance(raw.get("output_schema"), str) else None
+        ),
     )
+
+
+def _schema_text(value: object) -> str | None:
+    """An inline output_schema as JSON text, keys sorted (a file's path stays unread here)."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else None
 
 
 def _int_or_none(value: object) -> int | None:

@@ -92,6 +92,11 @@ def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Find
         if any(f.severity == "error" for f in spliced.findings):
             return None, sorted(found, key=_order)
         data, positions, uses = spliced.data, spliced.positions, tuple(spliced.uses)
+    from omg.graph.schemafiles import read_schemas
+
+    data, unread = read_schemas(data, positions, file, files)
+    if unread:
+        return None, sorted([*found, *unread], key=_order)
     graph, rest = check_data(data, file, positions)
     if graph is not None and uses:
         graph = replace(graph, uses=uses)

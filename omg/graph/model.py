@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -62,10 +63,17 @@ class SuccessCheck:
     exit_zero: bool = False
     result_matches: str | None = None
     verify: Verify | None = None
+    #: (dotted path, JSON text of the value it must equal) into a structured reply
+    output_equals: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not self.exit_zero and self.result_matches is None and self.verify is None
+        return (
+            not self.exit_zero
+            and self.result_matches is None
+            and self.verify is None
+            and not self.output_equals
+        )
 
     @property
     def requires_exit_zero(self) -> bool:
@@ -108,6 +116,8 @@ class Feedback:
     on_exhausted: OnExhausted = "fail"
     #: a round that changed nothing ends the loop (cause no_progress) instead of another round
     stop_on_no_progress: bool = True
+    #: the dotted path of a structured reply's findings: the payload, compared as a set
+    findings: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +158,18 @@ class Node:
     budget_tokens: int | None = None  # agent nodes: most tokens one attempt may use
     #: agent nodes: the CLI also loads the checkout's own settings (hooks, MCP servers…)
     project_settings: bool = False
+    #: agent nodes: the JSON Schema its reply conforms to, as JSON text (keys sorted)
+    output_schema: str | None = None
+    #: a schema file's path the loader did not read (only data that skipped the file loader)
+    output_schema_path: str | None = None
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """``output_schema`` as data (None: the node's reply is free text)."""
+        if self.output_schema is None:
+            return None
+        value: dict[str, Any] = json.loads(self.output_schema)
+        return value
 
     @property
     def timeout_s(self) -> float:

@@ -1,5 +1,5 @@
 """Placeholders: the `{{ inputs.x }}` / `{{ artifacts.id }}` / `{{ feedback.id }}` /
-`{{ guidance }}` grammar.
+`{{ outputs.id.field }}` / `{{ guidance }}` grammar.
 
 One grammar serves the validator (load time) and the renderer (run time), so the two cannot drift.
 In shell text a placeholder becomes a reference to an environment variable and its value travels
@@ -16,18 +16,21 @@ from typing import Literal
 from omg.graph.shell.lexer import Spot
 from omg.graph.shell.scan import spots
 
-PlaceholderKind = Literal["inputs", "artifacts", "feedback", "guidance"]
+PlaceholderKind = Literal["inputs", "artifacts", "feedback", "outputs", "guidance"]
 
 #: A well-formed token: kind, reference, optional ``| inline`` filter. ``{{ guidance }}`` (the
 #: words a person gave a re-armed node) is the one kind without a reference.
 TOKEN = re.compile(
-    r"\{\{\s*(?:(inputs|artifacts|feedback)\.([A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*){0,3})|(guidance))\s*(?:\|\s*(inline)\s*)?\}\}"
+    r"\{\{\s*(?:(inputs|artifacts|feedback|outputs)\.([A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*){0,3})|(guidance))\s*(?:\|\s*(inline)\s*)?\}\}"
 )
 #: Anything brace-shaped; judged against TOKEN when its leading word names a kind.
 LOOSE = re.compile(r"\{\{[^{}]*\}\}")
 _LEADING = re.compile(r"\{\{\s*([A-Za-z_]+)")
 #: Leading words that mean "this was meant to be a placeholder" (case-insensitive).
-MEANT = frozenset({"inputs", "input", "artifacts", "artifact", "feedback", "feedbacks", "guidance"})
+MEANT = frozenset(
+    {"inputs", "input", "artifacts", "artifact", "feedback", "feedbacks", "outputs", "output",
+     "guidance"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

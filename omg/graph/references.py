@@ -9,10 +9,11 @@ from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
 from omg.graph.shell.options import code_variable
+from omg.graph.structured import output_ref
 
 FORMS = (
-    "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline), {{ feedback.<id> }} "
-    "or {{ guidance }}"
+    "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline), {{ feedback.<id> }}, "
+    "{{ outputs.<id>.<field> }} or {{ guidance }}"
 )
 #: The fields sh runs, where a placeholder's position decides whether a value stays data.
 SHELL_FIELDS = ("run", "success_check.verify.command")
@@ -132,6 +133,9 @@ def _judge(
                 ),
             )
         return
+    if tok.kind == "outputs":
+        yield from output_ref(graph, reach.is_ancestor, node, head, tok)
+        return
     if tok.ref not in graph.by_id:
         yield (
             "placeholder-node",
@@ -213,9 +217,9 @@ def _repair(text: str) -> str:
     """`` (did you mean {{ inputs.x }}?)`` when a plain spelling fix makes the token valid."""
     inner = text[2:-2].strip()
     word, dot, rest = inner.partition(".")
-    fixed_word = {"input": "inputs", "artifact": "artifacts", "feedbacks": "feedback"}.get(
-        word.lower(), word.lower()
-    )
+    fixes = {"input": "inputs", "artifact": "artifacts", "feedbacks": "feedback"}
+    fixes["output"] = "outputs"
+    fixed_word = fixes.get(word.lower(), word.lower())
     rest = " | ".join(part.strip() for part in rest.split("|"))
     guess = f"{{{{ {fixed_word}{dot}{rest} }}}}"
     return f" (did you mean {guess}?)" if dot and TOKEN.fullmatch(guess) else ""

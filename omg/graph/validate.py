@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Generator, Iterator
 
+from omg.graph import structured
 from omg.graph.cycles import cycles
 from omg.graph.durations import parse_duration
 from omg.graph.feedback import check_arcs, closest
@@ -132,6 +133,7 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
         )
     if n.kind == "agent":
         yield from _refused(n)
+    yield from structured.node_rules(n)
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")
     if sc.verify is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from omg import schedule
+from omg import replyschema, schedule
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import (
     ResolveError,
@@ -21,8 +21,9 @@ from omg.graph.placeholders import (
     render_shell,
     render_value,
 )
+from omg.graph.structured import split_ref
 from omg.kinds import Cause, Provenance
-from omg.leg import transcripts
+from omg.leg import structured, transcripts
 from omg.leg.deadline import Deadline
 from omg.leg.judge import Judgment, judge
 from omg.runners import AgentRuntime, Invocation, Output, Runner
@@ -111,6 +112,7 @@ class Result:
     limit: Limit | None = None
     total_usd: float = 0.0  # every attempt's cost summed (what the spend caps settle)
     proxy: ProxyRecord | None = None  # what omg's model proxy saw of the final attempt
+    structured: str | None = None  # a structured reply, as JSON text (output_schema)
 
 
 class Renderer:
@@ -129,6 +131,8 @@ class Renderer:
         if tok.kind == "feedback":
             path = self.ctx.rundir.feedback(tok.ref)
             return path.read_text(encoding="utf-8") if path.exists() else ""
+        if tok.kind == "outputs":
+            return self._output(tok)
         path = self.ctx.rundir.artifact(tok.ref)
         passed = self._passed(tok.ref)
         if not path.exists() and passed == 0:  # an empty reply is no file
@@ -139,6 +143,21 @@ class Renderer:
             why = f"node {tok.ref!r} has not passed" if passed is None else f"{path} is missing"
             raise ResolveError(f"cannot resolve {tok.text}: artifact not available ({why})")
         return path.read_text(encoding="utf-8") if tok.inline else str(path.resolve())
+
+    def _output(self, tok: Token) -> str:
+        """A field of an upstream node's structured reply (its artifact): a string as it is,
+        anything else as JSON text; a field the reply leaves out is empty."""
+        found = split_ref(self.ctx.graph, tok.ref)
+        path = self.ctx.rundir.artifact(found[0]) if found is not None else None
+        if found is None or path is None or self._passed(found[0]) is None or not path.exists():
+            raise ResolveError(f"cannot resolve {tok.text}: the node has no structured reply")
+        value, why = replyschema.parse_reply(path.read_text(encoding="utf-8"))
+        if why:
+            raise ResolveError(f"cannot resolve {tok.text}: {why}")
+        try:
+            return replyschema.as_text(replyschema.get(value, found[1]))
+        except KeyError:
+            return ""
 
     def _passed(self, node_id: str) -> int | None:
         """The size of the reply ``node_id`` passed with (0 for a run recorded before sizes
@@ -260,6 +279,13 @@ def execute(
             prices=ctx.graph.prices,
         )
         out = _in_room(ctx, runner, agent, inv, round_, attempt)
+        if node.output_schema is not None:  # validated, and corrected once, before any check
+
+            def again(turn: Invocation, n: int = attempt) -> Output:
+                return _in_room(ctx, runner, agent, turn, round_, n)
+
+            out, first = structured.conform(ctx.recorder, node, round_, inv, out, again)
+            used, total = summed(used, first.usage), total + first.cost_usd
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))
         total += out.spend.cost_usd
@@ -444,6 +470,7 @@ def _result(node: Node, round_: int, out: Output, j: Judgment, retries: int, sid
         api_retries=out.api_retries,
         retries=retries,
         proxy=out.proxy,
+        structured=out.structured,
     )
 
 

@@ -1,4 +1,5 @@
-"""Success checks: judging one attempt — exit_zero → result_matches → verify — with provenance."""
+"""Success checks: judging one attempt — exit_zero → result_matches → output_equals → verify —
+with provenance."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from omg.graph.model import Node
 from omg.graph.placeholders import ShellText
 from omg.kinds import Cause, Provenance
+from omg.leg import fields
 from omg.runners import Invocation, Output
 from omg.runners.matcher import MATCH_TIMEOUT_S, Search, search
 from omg.runners.process import Spawner, tail
@@ -46,11 +48,12 @@ def judge(
         return Judgment(False, outcome.error, False, detail=outcome.detail, payload=outcome.result)
     sc = node.success_check
     nid = node.id
+    said = fields.findings(node, outcome)  # what a feedback arc hands back of the reply
     if sc.requires_exit_zero and outcome.exit_code != 0:
         detail = f'node "{nid}" failed success_check exit_zero: exit code {outcome.exit_code}'
         if outcome.result.strip():
             detail += f": {tail(outcome.result)}"
-        return Judgment(False, "nonzero_exit", True, detail=detail, payload=outcome.result)
+        return Judgment(False, "nonzero_exit", True, detail=detail, payload=said)
     if sc.result_matches is not None:
         found = search(sc.result_matches, outcome.result, spawn, verify_cwd, match_timeout_s)
         if found.found is None:
@@ -60,10 +63,16 @@ def judge(
                 f'node "{nid}" failed success_check result_matches: result did not match '
                 f"/{sc.result_matches}/: {tail(outcome.result, 120)}"
             )
-            return Judgment(False, "result_mismatch", True, detail=detail, payload=outcome.result)
+            return Judgment(False, "result_mismatch", True, detail=detail, payload=said)
+    if sc.output_equals:
+        wrong = fields.unequal(sc.output_equals, outcome.structured)
+        if wrong:
+            detail = f'node "{nid}" failed success_check output_equals: {wrong}'
+            return Judgment(False, "result_mismatch", True, detail=detail, payload=said)
     if sc.verify is not None and verify_command is not None:
-        return _verify(node, outcome, verify_command, verify_cwd, env, spawn, match_timeout_s)
-    provenance: Provenance = "self-reported" if sc.result_matches is not None else "exit-only"
+        return _verify(node, said, verify_command, verify_cwd, env, spawn, match_timeout_s)
+    claimed = sc.result_matches is not None or bool(sc.output_equals)
+    provenance: Provenance = "self-reported" if claimed else "exit-only"
     if outcome.denials and provenance == "exit-only":
         return Judgment(
             False,
@@ -99,7 +108,7 @@ def _unjudged(node: Node, check: str, pattern: str, text: str, found: Search) ->
 
 def _verify(
     node: Node,
-    outcome: Output,
+    said: str,
     command: ShellText,
     cwd: Path,
     env: Mapping[str, str],
@@ -123,7 +132,7 @@ def _verify(
     if res.error is not None and res.exit_code != v.expect_exit:
         # could not start, or an environment failure (exit 126/127, "command not found")
         return Judgment(False, "run_error", False, detail=f"{head}: {res.detail}")
-    evidence = _evidence(outcome.result, v.command, res.exit_code, v.expect_exit, res.result)
+    evidence = _evidence(said, v.command, res.exit_code, v.expect_exit, res.result)
     if res.exit_code != v.expect_exit:
         return Judgment(
             False,

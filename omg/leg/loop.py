@@ -16,6 +16,7 @@ from omg.leg import stall
 from omg.leg import wait as waits
 from omg.leg.attempt import Context, Result, execute
 from omg.leg.caps import CapGuard, SpendCaps
+from omg.leg.structured import recorded
 from omg.records import CappedRecord, WaitRecord
 from omg.schedule import LegResult
 from omg.state import NO_RECORD, State
@@ -267,6 +268,7 @@ class Leg:
             "proxy": res.proxy,
             "session_id": res.session_id,
             "duration_s": round(res.duration_s, 3),
+            "output": recorded(res.structured),  # a structured reply, as validated
         }
         spent.update(self.ctx.workspace.settle(node, verdict, res.round))
         common = spent.copy()

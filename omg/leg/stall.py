@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from omg.graph.model import Node
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.replyschema import finding_set
 from omg.schedule import FeedbackDecision
 
 #: Markdown decoration dropped before findings are compared: a line's heading, quote and list
@@ -16,7 +17,10 @@ _LINE_MARKS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+|\d{1,9}[.)
 _INLINE_MARKS = re.compile(r"[*_`~|]")
 _SPACE = re.compile(r"\s+")
 #: The reason given when the findings repeat (the detail then quotes them as what repeated).
-FINDINGS_REPEAT = "the findings repeat the previous round's (same text after normalising)"
+FINDINGS_REPEAT = (
+    "the findings repeat the previous round's (the same set of findings, or the same text after "
+    "normalising)"
+)
 REPEATED_LIMIT = 300  # characters of a stalled loop's findings quoted in its detail
 
 
@@ -48,10 +52,21 @@ def stalled(
             f"the re-run path left its lane{'s' if len(trees_now) > 1 else ''} ({lanes}) "
             "exactly as the previous round did (the same tree)"
         )
-    before = "" if previous is None else normalized(previous)
-    if before and before == normalized(findings):
+    if _repeated(previous, findings):
         why.append(FINDINGS_REPEAT)
     return ", and ".join(why)
+
+
+def _repeated(previous: str | None, findings: str) -> bool:
+    """Whether the findings repeat: as data when both rounds' are JSON (a structured reply's
+    findings — the same set, whatever their order or the surrounding text), else as text."""
+    if previous is None:
+        return False
+    then, now = finding_set(previous), finding_set(findings)
+    if then is not None and now is not None:
+        return bool(then) and then == now
+    before = normalized(previous)
+    return bool(before) and before == normalized(findings)
 
 
 def escalation(node: Node, fired: FeedbackDecision, why: str, findings: str) -> FeedbackDecision:

@@ -85,7 +85,7 @@ def legs(events: Sequence[Event]) -> list[Leg]:
                 continue  # a gate's decision or a refusal: no execution to draw
             span = ended
             span.cost += float(ev.get("cost_usd") or 0.0)
-            if kind == "node_retried" and ev.get("reason") == "retry":
+            if kind == "node_retried" and ev.get("reason") in ("retry", "correction"):
                 continue
             del open_[nid]
             span.end = at

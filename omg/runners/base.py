@@ -63,6 +63,9 @@ class Output:
     limit: Limit | None = None
     #: What omg's model proxy saw of it (None: it ran without the proxy).
     proxy: ProxyRecord | None = None
+    #: The structured reply as JSON text, when the CLI reports it apart from the reply's text
+    #: (claude's ``structured_output``); None: the reply's text is what a schema judges.
+    structured: str | None = None
 
 
 @dataclass(frozen=True)

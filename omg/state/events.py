@@ -71,6 +71,7 @@ class EventFields(SpendFields, total=False):
     guidance: str  # run_started (--retry-failed): a person's words, {{ guidance }}
     guidance_by: str  # who gave them
     lane_trees: dict[str, str]  # node_retried (feedback): lane → tree when the round began
+    output: object  # a structured reply (output_schema), as validated
     outcome: Outcome
     paused_at: str | None
     base: str

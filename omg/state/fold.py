@@ -191,6 +191,7 @@ def _worktree(st: State, ev: Event) -> None:
 def _node_retried(st: State, ev: Event) -> None:
     _worktree(st, ev)
     rec = _record(st, ev["node_id"])
+    plain = _plain(rec)
     _spend(st, rec, ev)
     rec["attempts"] = rec.get("attempts", 0) + 1
     if ev.get("reason") == "retry":
@@ -209,6 +210,11 @@ def _node_retried(st: State, ev: Event) -> None:
             rec.pop("lane_trees", None)
         st["hops"] += 1
         st["rounds"] = st.get("rounds", 0) + 1
+    if ev.get("reason") in ("feedback", "exhausted"):  # the structured reply it ended with
+        if "output" in ev:
+            plain["output"] = ev["output"]
+        else:
+            rec.pop("output", None)
     if ev.get("reason") == "exhausted":
         # A spent loop escalating to its implicit gate: it awaits that gate from here on (the
         # gate_paused that follows on one machine says the same; a fan-out job writes none).
@@ -237,13 +243,15 @@ def _terminal(st: State, ev: Event, verdict: Verdict) -> None:
     rec["verdict"] = verdict
     plain["round"] = ev.get("round", 0)
     rec["attempts"] = rec.get("attempts", 0) + 1
-    keys = ("session_id", "duration_s", "detail", "provenance", "cause", "judged", "artifact")
+    keys = (
+        "session_id", "duration_s", "detail", "provenance", "cause", "judged", "artifact", "output"
+    )  # fmt: skip
     fields: Mapping[str, object] = ev
     for key in (*keys, *LAST_REPORTED, "permission_denials", "cli_version"):
         if key in ev:
             plain[key] = fields[key]
         elif (
-            key in ("provenance", "cause", "judged", "permission_denials", "artifact")
+            key in ("provenance", "cause", "judged", "permission_denials", "artifact", "output")
             and key in rec
         ):
             del plain[key]

@@ -4,7 +4,9 @@ An execution is one ``node_started`` and everything up to the event that ends it
 (``node_retried`` reason ``retry``) ride along, and it ends with ``node_passed``,
 ``node_failed`` or a ``node_retried`` that closes it (``feedback``: its arc fired;
 ``exhausted``: its loop escalated to a gate; ``leg_budget``: deferred to the next leg;
-``limit``: a provider's limit stopped it, the run waits). A gate
+``limit``: a provider's limit stopped it, the run waits; ``correction``: its reply did not match
+the node's output_schema, and the correction turn that follows in the same session is a row of
+its own, priced, ending as the execution does). A gate
 decision, or a node refused before it could start, is an execution of no attempts. An
 execution still open when the stream ends was cut by a killed leg (or is running now). Every
 event that carries a cost belongs to exactly one row, so the rows' costs sum to the state's.
@@ -18,12 +20,15 @@ from typing import Literal
 
 from omg.state.events import Event
 
-RowVerdict = Literal["PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "WAITING", "CUT", "RUNNING"]
+RowVerdict = Literal[
+    "PASS", "FAIL", "LOOPING", "AWAITING", "DEFERRED", "WAITING", "CUT", "RUNNING", "MALFORMED"
+]
 _CLOSING = {
     "feedback": "LOOPING",
     "exhausted": "AWAITING",
     "leg_budget": "DEFERRED",
     "limit": "WAITING",  # a provider's limit stopped it: the run waits for the reset
+    "correction": "MALFORMED",  # its reply broke output_schema: the next row corrects it
 }
 
 
@@ -53,6 +58,7 @@ class Row:
     retries: int = 0
     tokens: int = 0  # input and output tokens, as the execution's last event reported them
     anomaly: str = ""  # a cost that could not be priced as reported (recorded as $0)
+    correction: bool = False  # the correction turn of a reply that broke output_schema
 
 
 @dataclass
@@ -135,6 +141,10 @@ def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
                 row.verdict = "FAIL"
             else:
                 row.verdict = _CLOSING.get(str(reason), "FAIL")  # type: ignore[assignment]
+            if reason == "correction":  # the same session, asked again: a row of its own
+                turn = Row(nid, row.leg, row.round, correction=True)
+                open_[nid] = turn
+                rows.append(turn)
     if not running:
         for row in open_.values():
             row.verdict = "CUT"
@@ -158,6 +168,8 @@ def _detail(row: Row, limits: Limits) -> str:
         parts.append(f"feedback round {row.round}/{limits.rounds.get(row.node_id, row.round)}")
     if row.retries:
         parts.append(f"retry {row.retries}/{limits.retries.get(row.node_id, row.retries)}")
+    if row.correction:
+        parts.append("correction turn")
     said = row.detail
     if row.verdict == "LOOPING":  # its arc fired: the detail names the round it starts
         said = said.replace("feedback round ", "fires round ", 1)

@@ -27,7 +27,7 @@ STATE_EVERY = 1.0
 def _settles(ev: Event) -> bool:
     if ev["event"] in _MID_EXECUTION:
         return False
-    return not (ev["event"] == "node_retried" and ev.get("reason") == "retry")
+    return not (ev["event"] == "node_retried" and ev.get("reason") in ("retry", "correction"))
 
 
 T = TypeVar("T")

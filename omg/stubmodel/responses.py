@@ -9,6 +9,7 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from omg.replyschema import CORRECTION_OPENING
 from omg.stubmodel.script import Failure, Turn
 
 #: The event names of one streamed response, in the order the API sends them.
@@ -42,6 +43,24 @@ def prompt_and_turn(body: Mapping[str, Any]) -> tuple[str, int]:
         elif kind in ("function_call", "custom_tool_call"):
             turn += 1
     return prompt, turn
+
+
+def asks_schema(body: Mapping[str, Any]) -> bool:
+    """Whether the request asks for a reply in a JSON Schema (``--output-schema``)."""
+    text = body.get("text")
+    form = text.get("format") if isinstance(text, dict) else None
+    return isinstance(form, dict) and form.get("type") == "json_schema"
+
+
+def corrected(body: Mapping[str, Any]) -> bool:
+    """Whether a user message of the request is omg's correction turn (output_schema)."""
+    items = body.get("input")
+    return any(
+        isinstance(item, dict)
+        and item.get("role") == "user"
+        and CORRECTION_OPENING in _text(item.get("content"))
+        for item in (items if isinstance(items, list) else [])
+    )
 
 
 def _text(content: Any) -> str:
@@ -79,10 +98,11 @@ def command_of(turn: Turn) -> str:
 def output_items(turn: Turn, code: bool, n: int) -> list[dict[str, Any]]:
     """The output items of one turn: its text message, then its tool call."""
     items: list[dict[str, Any]] = []
-    if turn.text:
+    said = turn.text if turn.structured is None else turn.structured  # codex: JSON as text
+    if said:
         items.append({
             "type": "message", "id": f"msg_omg{n:06d}", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+            "content": [{"type": "output_text", "text": said, "annotations": []}],
         })  # fmt: skip
     if turn.tool:
         cmd = command_of(turn)

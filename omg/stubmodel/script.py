@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Any, Literal
 
 from omg.errors import GraphError
 
-Condition = Literal["node", "round", "attempt", "prompt", "call", "runtime"]
+Condition = Literal["node", "round", "attempt", "prompt", "call", "runtime", "correction"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Turn:
     tool: str = ""
     input: Mapping[str, object] = field(default_factory=dict)  # the tool input, as written
     usage: Mapping[str, int | str] = field(default_factory=dict)  # counts; speed, region
+    structured: str | None = None  # a structured reply, as JSON text
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Rule:
     hang_s: float = 0.0  # wait this long before answering (a stuck API, for watchdogs)
     empty: bool = False  # answer with no content at all
     runtime: str | None = None  # only requests of this runtime's API (claude, codex)
+    correction: bool | None = None  # only (True) or never (False) a correction turn's session
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Request:
     turn: int
     call: int
     runtime: str = ""  # the runtime whose API asked (the Messages or the Responses API)
+    correction: bool = False  # the session omg asked to correct a reply (output_schema)
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,9 @@ def misses(rule: Rule, req: Request) -> list[str]:
         out.append(f"call {', '.join(map(str, rule.call))} (this is call {req.call})")
     if rule.runtime is not None and rule.runtime != req.runtime:
         out.append(f"runtime {rule.runtime} (this is {req.runtime})")
+    if rule.correction is not None and rule.correction != req.correction:
+        said = "a correction turn" if rule.correction else "no correction turn"
+        out.append(f"{said} (this is {'one' if req.correction else 'none'})")
     return out
 
 
@@ -133,11 +140,14 @@ def build(data: Any, source: str) -> Script:
                 tool=str(t.get("tool", "")),
                 input=dict(t.get("input") or {}),
                 usage=dict(t.get("usage") or {}),
+                structured=json.dumps(t["structured"]) if "structured" in t else None,
             )
             for t in raw.get("turns") or []
         )
         if "reply" in raw:
             turns += (Turn(text=str(raw["reply"])),)
+        if "structured" in raw:
+            turns += (Turn(structured=json.dumps(raw["structured"])),)
         prompt = when.get("prompt")
         try:
             pattern = re.compile(prompt) if prompt is not None else None
@@ -167,6 +177,7 @@ def build(data: Any, source: str) -> Script:
                 hang_s=float(raw.get("hang", 0)),
                 empty=bool(raw.get("empty", False)),
                 runtime=when.get("runtime"),
+                correction=when.get("correction"),
             )
         )
     return Script(tuple(rules), source)

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, NotRequired, TypedDict
 
+from omg.replyschema import CORRECTION_OPENING
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
 from omg.runners.registry import STUB_APIS
 from omg.stubmodel import responses
 from omg.stubmodel.script import Failure, Request, Rule, Script, Turn, unmatched_text
 
+#: The tool claude's ``--json-schema`` offers the model for its structured reply.
+STRUCTURED_TOOL = "StructuredOutput"
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -99,6 +102,7 @@ class Seen:
     rule: str  # the rule that answered, or "" for the default answer
     status: int
     headers: tuple[tuple[str, str], ...] = ()  # as they arrived (a proxy's, tests check them)
+    schema: bool = False  # the request asked for a reply in a JSON Schema (codex's text.format)
 
 
 @dataclass
@@ -130,6 +134,7 @@ class StubModel:
             turn=sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant"),
             call=call,
             runtime=STUB_APIS["messages"],
+            correction=any(CORRECTION_OPENING in t for t in _user_texts(messages)),
         )
         return self.script.match(req), req
 
@@ -151,6 +156,7 @@ class StubModel:
             turn=turn,
             call=call,
             runtime=STUB_APIS["responses"],
+            correction=responses.corrected(body),
         )
         return self.script.match(req), req
 
@@ -174,6 +180,15 @@ class StubModel:
             content.append(
                 {"type": "tool_use", "id": tool_id, "name": turn.tool, "input": dict(turn.input)}
             )
+        called = turn.structured is not None and isinstance(json.loads(turn.structured), dict)
+        if turn.structured is not None and called:  # the CLI's StructuredOutput tool, called
+            tool_id = f"toolu_omg{next(self._ids):06d}"
+            given = json.loads(turn.structured)
+            content.append(
+                {"type": "tool_use", "id": tool_id, "name": STRUCTURED_TOOL, "input": given}
+            )
+        elif turn.structured is not None:
+            content.append({"type": "text", "text": turn.structured})
         usage = _usage(turn, req)
         return {
             "id": f"msg_omg{next(self._ids):06d}",
@@ -181,7 +196,7 @@ class StubModel:
             "role": "assistant",
             "model": model,
             "content": content,
-            "stop_reason": "tool_use" if turn.tool else "end_turn",
+            "stop_reason": "tool_use" if turn.tool or called else "end_turn",
             "stop_sequence": None,
             "usage": usage,
         }
@@ -234,6 +249,25 @@ def _usage(turn: Turn, req: Request) -> Usage:
     if "inference_geo" in given:
         usage["inference_geo"] = str(given["inference_geo"])
     return usage
+
+
+def _user_texts(messages: list[Any]) -> list[str]:
+    """The text of every user message (its text blocks joined), in order."""
+    out = []
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            elif isinstance(content, list):
+                out.append(
+                    "\n".join(
+                        str(c.get("text", ""))
+                        for c in content
+                        if isinstance(c, dict) and c.get("type") == "text"
+                    )
+                )
+    return out
 
 
 def _first_user_text(messages: list[Any]) -> str:
@@ -405,7 +439,8 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 extra = {} if fail.retry_after is None else {"retry-after": f"{fail.retry_after:g}"}
                 self._json(fail.status, responses.error_body(fail), extra)
                 return
-            stub.seen.append(Seen(req, rule.name if rule else "", 200, self._heard()))
+            asked = responses.asks_schema(body)
+            stub.seen.append(Seen(req, rule.name if rule else "", 200, self._heard(), asked))
             if fail is not None:
                 chunks = responses.failed(rid, model, responses.CONTEXT_CODE, fail.message)
             else:

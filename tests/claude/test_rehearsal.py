@@ -45,8 +45,10 @@ def test_the_review_loop_rehearsal_finds_a_defect_fixes_it_and_ships(repo: Path,
     )
     fired = [e for e in events(run) if e["event"] == "node_retried" and e["reason"] == "feedback"]
     assert [e["node_id"] for e in fired] == ["change/review"]
-    feedback = (run / "feedback" / "change+review.out").read_text()
-    assert 'prints "hello"' in feedback  # the reviewer's finding went back to impl
+    feedback = json.loads((run / "feedback" / "change+review.out").read_text())
+    assert feedback[0]["file"] == "hello.sh"  # the reviewer's finding went back, as data
+    fixed = [e for e in events(run) if e["event"] == "node_retried" and e["reason"] == "correction"]
+    assert [e["node_id"] for e in fixed] == ["change/review"]  # its prose reply, corrected once
     lane = repo / ".omg" / "worktrees" / "rh" / "lane"
     assert (lane / "hello.sh").read_text() == "#!/bin/sh\necho 'hello, world'\n"  # the real Edit
     assert state["cost_usd"] > 0 and "rehearsed" in done.stdout and "nothing spent" in done.stdout

@@ -37,7 +37,8 @@ RIGHT_AT_ONCE = [
     {
         "name": "review ships a greeting checked word for word",
         "when": {"node": "change/review", "round": 0, "prompt": "checked word for word"},
-        "reply": "SHIP IT\nhello.sh prints exactly the greeting and make test passes.",
+        "turns": [{"text": "SHIP IT\nhello.sh prints exactly the greeting and make test passes.",
+                   "structured": {"verdict": "ship", "findings": []}}],
     },
 ]  # fmt: skip
 

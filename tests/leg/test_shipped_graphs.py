@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -72,16 +73,17 @@ def test_review_loop_rehearses_with_a_scripted_claude(
     _repo(work)
     # impl, review (findings), impl (writes the missing file), review (ship it); the suite
     # only passes once feature.txt exists, so review's verify is what the PASS rests on
+    missing = {"file": "feature.txt", "line": None, "severity": "blocker", "problem": "missing"}
     claude.replies(
         [
             {"result": "DONE: first attempt", "cost": 0.5},
-            {"result": "- feature.txt is missing", "cost": 0.25},
+            {"structured": {"verdict": "fix", "findings": [missing]}, "cost": 0.25},
             {
                 "result": "DONE: added feature.txt",
                 "cost": 0.5,
                 "write": {"feature.txt": "the feature\n"},
             },
-            {"result": "**SHIP IT**", "cost": 0.25},
+            {"structured": {"verdict": "ship", "findings": []}, "cost": 0.25},
         ]
     )
     env = claude.env(
@@ -104,7 +106,9 @@ def test_review_loop_rehearses_with_a_scripted_claude(
     prompts = claude.prompts()
     assert len(prompts) == 4
     assert "<review>\n\n</review>" in prompts[0]
-    assert "<review>\n- feature.txt is missing\n</review>" in prompts[2]
+    sent = prompts[2].split("<review>\n", 1)[1].split("\n</review>", 1)[0]
+    assert json.loads(sent) == [missing]  # the findings as data, not the prose
+    assert "--json-schema" in claude.calls()[1]["argv"]
     base = (work / ".omg" / "runs" / "rl" / "artifacts" / "change+base.out").read_text()
     assert len(base) == 40
     assert f"`git diff {base}`" in prompts[1]

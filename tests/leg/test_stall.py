@@ -45,3 +45,21 @@ def test_lanes_at_the_same_tree_are_no_progress_and_both_reasons_are_named() -> 
     assert "left its lane" in both and "findings repeat" in both
     assert stalled("a", "b", trees, {"lane": "9f2e"}) == ""
     assert stalled("a", "b", {}, {}) == ""  # no lanes: only the findings decide
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "repeats"),
+    [
+        # structured findings: the same set, in another order, is no progress
+        ('[{"file": "a.py", "problem": "x"}, {"file": "b.py", "problem": "y"}]',
+         '[{"problem": "y", "file": "b.py"}, {"file": "a.py", "problem": "x"}]', True),
+        # one finding fixed, one left: progress, though most of the text is the same
+        ('[{"file": "a.py", "problem": "x"}, {"file": "b.py", "problem": "y"}]',
+         '[{"file": "b.py", "problem": "y"}]', False),
+        # a different verify output around the same findings changes nothing
+        ('[{"file": "a.py"}]\n\n--- omg: verify evidence ---\nexit code: 1 (expected 0)',
+         '[{"file": "a.py"}]\n\n--- omg: verify evidence ---\nexit code: 2 (expected 0)', True),
+    ],
+)  # fmt: skip
+def test_structured_findings_repeat_as_a_set_of_data(a: str, b: str, repeats: bool) -> None:
+    assert ("findings repeat" in stalled(a, b, None, {})) == repeats

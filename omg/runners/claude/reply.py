@@ -59,6 +59,9 @@ class Envelope:
     terminal_reason: str | None = None  # completed, api_error, max_turns, budget_exhausted…
     api_error_status: int | None = None  # the HTTP status of a failed API call
     denials: tuple[str, ...] = ()  # permission_denials, as "Tool(input)" one-liners
+    #: ``structured_output`` as JSON text: what the StructuredOutput tool was given
+    #: (``--json-schema``); None when the session ended without calling it
+    structured: str | None = None
 
     @property
     def failure_cause(self) -> str:
@@ -224,6 +227,7 @@ def _envelope(obj: Mapping[str, object]) -> Envelope:
         if isinstance(status, int) and not isinstance(status, bool)
         else None,
         denials=denials,
+        structured=json.dumps(obj["structured_output"]) if "structured_output" in obj else None,
     )
 
 
@@ -311,7 +315,7 @@ def from_envelope(
             "ask for an answer, or the session ended early",
             **common,
         )
-    return Output(res.exit_code, env.result, **common)
+    return Output(res.exit_code, env.result, structured=env.structured, **common)
 
 
 def _error_detail(env: Envelope, res: ProcResult) -> str:

@@ -40,6 +40,7 @@ class ClaudeRunner(AgentRunner):
               [--model <name>]                # node.model
               [--allowedTools <a,b,c>]        # node.allowed_tools, non-empty
               [--max-turns <n>]               # node.max_turns
+              [--json-schema <schema>]        # node.output_schema, as JSON text
               [--resume <parent> --fork-session --session-id <id> | --session-id <id>
                | --resume <own session>]       # a retry continuing a turn-limited attempt
 
@@ -111,6 +112,8 @@ class ClaudeRunner(AgentRunner):
             out += ["--allowedTools", ",".join(node.allowed_tools)]
         if node.max_turns is not None:
             out += ["--max-turns", str(node.max_turns)]
+        if node.output_schema is not None:
+            out += ["--json-schema", node.output_schema]
         if inv.resume_session:
             out += ["--resume", inv.resume_session] + (["--fork-session"] if inv.fork else [])
         if inv.session_id:

@@ -38,6 +38,8 @@ PROVIDER = "omg"
 #: The provider's retries: codex's defaults take up to half a minute on a 500 (it retries
 #: the request and the stream); one retry each keeps a failing API a matter of seconds.
 REQUEST_RETRIES, STREAM_RETRIES = 1, 1
+#: The file in codex's home that holds a node's output_schema (``--output-schema``).
+SCHEMA_FILE = "omg-output-schema.json"
 
 
 class CodexRunner(AgentRunner):
@@ -53,6 +55,7 @@ class CodexRunner(AgentRunner):
               --ignore-user-config --strict-config | --trust          # node.project_settings
               [-m <model>]                                            # node.model
               [resume <thread> | fork <thread>]                        # a retry | a handoff
+              [--output-schema $CODEX_HOME/omg-output-schema.json]     # node.output_schema
               -
 
     Each execution runs in a room of its own (``furnish``): ``CODEX_HOME`` is a fresh
@@ -106,6 +109,8 @@ class CodexRunner(AgentRunner):
             out += ["-m", node.model]
         if inv.resume_session:
             out += ["fork" if inv.fork else "resume", inv.resume_session]
+        if node.output_schema is not None:
+            out += ["--output-schema", str(schema_file(inv.env))]
         return [*out, "-"]
 
     # -- run -------------------------------------------------------------------------------
@@ -119,6 +124,12 @@ class CodexRunner(AgentRunner):
                 rollout.home(inv.env).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 detail = f"CODEX_HOME {inv.env['CODEX_HOME']!r} cannot be made: {exc.strerror}"
+                return Output(None, "", error="run_error", detail=detail)
+        if inv.node.output_schema is not None:  # the file its --output-schema names
+            try:
+                schema_file(inv.env).write_text(inv.node.output_schema, encoding="utf-8")
+            except OSError as exc:
+                detail = f"cannot write the output schema for codex: {exc.strerror or exc}"
                 return Output(None, "", error="run_error", detail=detail)
         before = (
             rollout.totals(rollout.path(inv.env, inv.resume_session)) if inv.resume_session else {}
@@ -142,6 +153,12 @@ class CodexRunner(AgentRunner):
         dollars = cost.price(used, inv.node.model, inv.prices)
         spend = Spend(dollars or 0.0, dollars is None, used)
         return _versioned(reply.from_stream(stream, res, spend), version)
+
+
+def schema_file(env: Mapping[str, str]) -> Path:
+    """Where an execution's output schema is written for ``--output-schema``: its codex home
+    (the room's; a dry run shows the variable)."""
+    return Path(env.get(config.HOME) or f"${config.HOME}") / SCHEMA_FILE
 
 
 def _versioned(out: Output, version: str) -> Output:

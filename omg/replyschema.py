@@ -1,0 +1,284 @@
+"""Pure: structured replies — an agent node's ``output_schema`` checked as a JSON Schema (Draft
+2020-12), a reply validated against it with each error at its path, a dotted path read from a
+reply or looked up in the schema, a value as the text a placeholder holds, and findings as a
+set of data (what the stall stop compares)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omg import strictjson
+
+#: The most validation errors a correction turn or a failure detail names.
+ERRORS_SHOWN = 10
+#: The first line of the turn that asks a session to correct its reply (the stub model tells a
+#: correction turn by it).
+CORRECTION_OPENING = "omg: your reply does not match the required output schema."
+#: Where a failing verify's evidence starts in a feedback payload (``leg/judge``).
+EVIDENCE_MARK = "\n\n--- omg: verify evidence ---"
+#: One segment of a dotted path: a property name, or an array index.
+SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+_SPACE = re.compile(r"\s+")
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` is no JSON Schema omg may use (None when it is): not Draft 2020-12 valid,
+    not an object, or a ``$ref`` that leaves the schema (a remote one would be fetched)."""
+    if not isinstance(schema, Mapping):
+        return f"a JSON Schema is an object, not {type(schema).__name__}"
+    outside = _outside_ref(schema)
+    if outside is not None:
+        return (
+            f"$ref {outside!r} points outside the schema; only local references (#/$defs/…) "
+            "are followed — inline what it names"
+        )
+    if _plain(schema):  # the common vocabulary, well formed: no need to load jsonschema
+        return None
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = _path(exc.absolute_path)
+        return f"it is not a valid Draft 2020-12 schema: {where}: {exc.message}"
+    return None
+
+
+_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+_TEXT = frozenset({"title", "description", "$comment", "$schema", "$id"})
+_COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                     "maxProperties"})  # fmt: skip
+_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+
+def _plain(schema: Any) -> bool:
+    """Whether ``schema`` uses only the common keywords, each well formed (then it is a valid
+    Draft 2020-12 schema without asking jsonschema, which `omg lint` does not load)."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, Mapping):
+        return False
+    for key, arg in schema.items():
+        if key in _TEXT:
+            ok = isinstance(arg, str)
+        elif key == "type":
+            names = [arg] if isinstance(arg, str) else arg
+            ok = isinstance(names, list) and bool(names) and all(n in _TYPES for n in names)
+            ok = ok and len(set(names)) == len(names)
+        elif key in ("enum", "required"):
+            ok = isinstance(arg, list) and (key == "enum" or all(isinstance(x, str) for x in arg))
+        elif key == "const":
+            ok = True
+        elif key in _COUNTS:
+            ok = isinstance(arg, int) and not isinstance(arg, bool) and arg >= 0
+        elif key in _NUMBERS:
+            ok = isinstance(arg, int | float) and not isinstance(arg, bool)
+        elif key in ("properties", "$defs"):
+            ok = isinstance(arg, Mapping) and all(_plain(v) for v in arg.values())
+        elif key in ("items", "additionalProperties"):
+            ok = _plain(arg)
+        elif key in ("allOf", "anyOf", "oneOf"):
+            ok = isinstance(arg, list) and bool(arg) and all(_plain(v) for v in arg)
+        elif key == "$ref":
+            ok = isinstance(arg, str) and arg.startswith("#/$defs/")
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def conforms(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> bool | None:
+    """Whether ``value`` conforms to ``schema`` (a part of ``root``), answered by the compiled
+    check without loading jsonschema; None when that check cannot judge it."""
+    from omg.fastschema import compile_schema
+
+    try:
+        return compile_schema(schema, root.get("$defs") or {})(value)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _outside_ref(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in ("$ref", "$dynamicRef") and not (
+                isinstance(item, str) and item.startswith("#")
+            ):
+                return str(item)
+            found = _outside_ref(item)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            found = _outside_ref(item)
+            if found is not None:
+                return found
+    return None
+
+
+def parse_reply(text: str) -> tuple[Any, str]:
+    """The JSON value a reply's text holds, and "" — or (None, why it holds none)."""
+    body = text.strip()
+    if body.startswith("```"):  # a fenced block: the JSON inside it
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        return strictjson.loads(body), ""
+    except ValueError as exc:
+        shown = " ".join(text.split())
+        shown = shown if len(shown) <= 120 else shown[:120] + " …"
+        return None, f"the reply is not JSON ({exc}): {shown or '(empty)'}"
+
+
+def errors(schema: Mapping[str, Any], value: Any) -> list[str]:
+    """Each way ``value`` breaks ``schema``: ``$.findings[0].line: 'x' is not of type
+    'integer'``, in path order, at most ``ERRORS_SHOWN`` (and a line counting the rest)."""
+    from jsonschema import Draft202012Validator
+
+    found = sorted(
+        Draft202012Validator(schema).iter_errors(value),
+        key=lambda e: (_path(e.absolute_path), e.message),
+    )
+    out = [f"{_path(e.absolute_path)}: {_clip(e.message)}" for e in found[:ERRORS_SHOWN]]
+    if len(found) > ERRORS_SHOWN:
+        out.append(f"… and {len(found) - ERRORS_SHOWN} more")
+    return out
+
+
+def _clip(message: str, limit: int = 200) -> str:
+    return message if len(message) <= limit else message[:limit] + " …"
+
+
+def _path(parts: Sequence[Any]) -> str:
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def correction(problems: Sequence[str]) -> str:
+    """The turn that asks the same session to answer again, naming what was wrong."""
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (
+        f"{CORRECTION_OPENING}\n\nThe validator found:\n{listed}\n\n"
+        "Answer again with the whole reply in the required structure, correcting these, and "
+        "nothing else."
+    )
+
+
+def split(path: str) -> tuple[str, ...]:
+    """A dotted path's segments (``findings.0.file`` → ``findings``, ``0``, ``file``)."""
+    return tuple(path.split(".")) if path else ()
+
+
+def well_formed(path: str) -> bool:
+    return all(SEGMENT.fullmatch(s) for s in split(path))
+
+
+def get(value: Any, path: str) -> Any:
+    """The value at ``path`` in a reply; KeyError naming the first segment not there."""
+    at = value
+    for seg in split(path):
+        if isinstance(at, Mapping) and seg in at:
+            at = at[seg]
+        elif isinstance(at, list) and seg.isdigit() and int(seg) < len(at):
+            at = at[int(seg)]
+        else:
+            raise KeyError(seg)
+    return at
+
+
+def subschema(schema: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    """The part of ``schema`` that defines ``path`` (None when the schema defines no such
+    field): ``properties`` by name, ``items`` / ``prefixItems`` by index, through local
+    ``$ref`` s and ``allOf`` / ``anyOf`` / ``oneOf`` branches."""
+    found = _sub(schema, schema, split(path), 0)
+    return found if isinstance(found, Mapping) else None
+
+
+def _sub(root: Mapping[str, Any], at: Any, segs: tuple[str, ...], depth: int) -> Any:
+    if not isinstance(at, Mapping) or depth > 32:
+        return None
+    ref = at.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        target = _local(root, ref)
+        if target is not None:
+            found = _sub(root, target, segs, depth + 1)
+            if found is not None:
+                return found
+    if not segs:
+        return at
+    head, rest = segs[0], segs[1:]
+    props = at.get("properties")
+    if isinstance(props, Mapping) and head in props:
+        found = _sub(root, props[head], rest, depth + 1)
+        if found is not None:
+            return found
+    if head.isdigit():
+        prefix = at.get("prefixItems")
+        if isinstance(prefix, list) and int(head) < len(prefix):
+            found = _sub(root, prefix[int(head)], rest, depth + 1)
+            if found is not None:
+                return found
+        items = at.get("items")
+        if isinstance(items, Mapping):
+            found = _sub(root, items, rest, depth + 1)
+            if found is not None:
+                return found
+    for key in ("allOf", "anyOf", "oneOf"):
+        for branch in at.get(key) or ():
+            found = _sub(root, branch, segs, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _local(root: Mapping[str, Any], ref: str) -> Any:
+    at: Any = root
+    for part in ref.lstrip("#").split("/"):
+        if not part:
+            continue
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(at, Mapping) or part not in at:
+            return None
+        at = at[part]
+    return at
+
+
+def as_text(value: Any) -> str:
+    """A value as a placeholder holds it: a string as it is, anything else as JSON text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def pretty(value: Any) -> str:
+    """A structured reply as its artifact holds it: indented JSON, keys as the reply gave them."""
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def finding_set(text: str) -> frozenset[str] | None:
+    """Findings as data, for the stall stop: a payload's JSON (its verify evidence left out)
+    as a set — each item of a list, else the value — every string's case and whitespace
+    folded, keys sorted; None when the payload holds no JSON."""
+    body = text.split(EVIDENCE_MARK, 1)[0]
+    value, why = parse_reply(body)
+    if why:
+        return None
+    items = value if isinstance(value, list) else [value]
+    return frozenset(json.dumps(_folded(i), sort_keys=True) for i in items)
+
+
+def _folded(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SPACE.sub(" ", value.casefold()).strip()
+    if isinstance(value, Mapping):
+        return {str(k): _folded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_folded(v) for v in value]
+    return value

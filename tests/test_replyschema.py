@@ -1,0 +1,112 @@
+"""Structured replies, pure: schemas checked, replies validated at their paths, fields found
+in a reply and in its schema, values as placeholder text, findings as a set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from omg import replyschema as rs
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["verdict", "findings"],
+    "$defs": {"finding": {"type": "object", "properties": {"line": {"type": "integer"}}}},
+    "properties": {
+        "verdict": {"enum": ["ship", "fix"]},
+        "findings": {"type": "array", "items": {"$ref": "#/$defs/finding"}},
+        "meta": {"allOf": [{"properties": {"who": {"type": "string"}}}]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "refused"),
+    [
+        (SCHEMA, None),
+        ({"type": "objekt"}, "not a valid Draft 2020-12 schema: $.type"),
+        ([], "is an object, not list"),
+        ({"$ref": "https://example.com/s.json"}, "points outside the schema"),
+        ({"properties": {"a": {"$ref": "file:///etc/passwd"}}}, "points outside the schema"),
+    ],
+)
+def test_a_schema_is_checked_and_a_reference_outside_it_refused(schema: Any, refused: Any) -> None:
+    said = rs.schema_problem(schema)
+    assert (said is None) if refused is None else (refused in (said or "")), said
+
+
+@pytest.mark.parametrize(
+    ("value", "errors"),
+    [
+        ({"verdict": "ship", "findings": []}, []),
+        ({"verdict": "maybe", "findings": []},
+         ["$.verdict: 'maybe' is not one of ['ship', 'fix']"]),
+        ({"verdict": "fix", "findings": [{"line": "x"}]},
+         ["$.findings[0].line: 'x' is not of type 'integer'"]),
+        ({}, ["$: 'findings' is a required property", "$: 'verdict' is a required property"]),
+    ],
+)  # fmt: skip
+def test_each_error_names_its_path(value: Any, errors: list[str]) -> None:
+    assert rs.errors(SCHEMA, value) == errors
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "bad"),
+    [
+        ('{"a": 1}', {"a": 1}, False),
+        ('```json\n{"a": 1}\n```', {"a": 1}, False),
+        ("I'd SHIP IT once the tests pass", None, True),
+        ('{"a": NaN}', None, True),
+    ],
+)
+def test_a_reply_is_json_or_says_why_not(text: str, value: Any, bad: bool) -> None:
+    got, why = rs.parse_reply(text)
+    assert (got, bool(why)) == (value, bad)
+
+
+@pytest.mark.parametrize(
+    ("path", "defined"),
+    [
+        ("verdict", True),
+        ("findings", True),
+        ("findings.0.line", True),  # through items and a local $ref
+        ("meta.who", True),  # through allOf
+        ("findings.0.file", False),
+        ("verdikt", False),
+        ("", True),
+    ],
+)
+def test_a_field_is_found_in_the_schema(path: str, defined: bool) -> None:
+    assert (rs.subschema(SCHEMA, path) is not None) == defined
+
+
+def test_a_field_is_read_from_a_reply_and_given_as_text() -> None:
+    reply = {"verdict": "fix", "findings": [{"line": 3}]}
+    assert rs.as_text(rs.get(reply, "verdict")) == "fix"
+    assert rs.as_text(rs.get(reply, "findings")) == '[{"line": 3}]'
+    assert rs.get(reply, "findings.0.line") == 3
+    with pytest.raises(KeyError):
+        rs.get(reply, "findings.1")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ('[{"f": "a.py", "p": "Bug"}, {"f": "b.py"}]',
+         '[{"f": "b.py"}, {"p": "bug ", "f": "a.py"}]', True),
+        ('[{"f": "a.py"}]', '[{"f": "a.py"}, {"f": "b.py"}]', False),
+        ('[{"f": "a.py"}]', '[{"f": "a.py"}]\n\n--- omg: verify evidence ---\nexit 1', True),
+    ],
+)  # fmt: skip
+def test_findings_compare_as_a_set_whatever_their_order_and_evidence(
+    a: str, b: str, same: bool
+) -> None:
+    assert (rs.finding_set(a) == rs.finding_set(b)) == same
+    assert rs.finding_set("- prose finding") is None
+
+
+def test_the_correction_turn_names_each_error_and_opens_with_its_mark() -> None:
+    text = rs.correction(["$.verdict: 'maybe' is not one of ['ship', 'fix']"])
+    assert text.startswith(rs.CORRECTION_OPENING)
+    assert "- $.verdict: 'maybe'" in text
