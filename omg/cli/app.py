@@ -611,7 +611,7 @@ def leg_command(
 def _utf8(option: str, text: str) -> None:
     """Refuse an option's (or variable's) value that is not valid UTF-8 — bytes the shell
     passed as they were, which no record or prompt can hold — naming it and what is wrong."""
-    from omg.github.words import undecodable
+    from omg.words import undecodable
 
     bad = undecodable(text)
     if bad:
@@ -619,7 +619,7 @@ def _utf8(option: str, text: str) -> None:
 
 
 def _visible(text: str) -> bool:
-    from omg.github.words import visible
+    from omg.words import visible
 
     return visible(text)
 

@@ -30,7 +30,7 @@ from omg.github.command import Command, Malformed, parse
 from omg.github.env import actions
 from omg.github.event import PR_ACTIONS, Comment, Dispatch, PullRequest, Schedule, read_trigger
 from omg.github.markdown import code
-from omg.github.words import excerpt, visible
+from omg.words import excerpt, visible
 from omg.graph.model import Graph
 from omg.leg.admit import AlreadyApplied, Refuse, admit
 from omg.leg.decisions import Decision, Guidance

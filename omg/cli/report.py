@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from omg import schedule
-from omg.cli import ledger
+from omg import ledgerrows, schedule
 from omg.github.annotations import ANNOTATION_CAP, workflow_command
 from omg.github.markdown import cell, code, fence, link, marker_value, mention
 from omg.github.outputs import clip_markdown
@@ -67,8 +66,8 @@ _UNTRUSTED = {"NODE", "DETAIL"}
 
 
 def _table(graph: Graph, events: Sequence[Event], limit: int) -> str:
-    rows = ledger.execution_rows(graph, book_of(events, ledger.limits(graph)))
-    head = ledger.EXECUTION_COLUMNS
+    rows = ledgerrows.execution_rows(graph, book_of(events, ledgerrows.limits(graph)))
+    head = ledgerrows.EXECUTION_COLUMNS
     shown = rows
     if len(rows) > limit:  # keep what needs eyes: anything not passed, then the newest
         busy = [r for r in rows if not r[2].startswith("PASS")]
@@ -209,7 +208,7 @@ def _spend_line(state: State, events: Sequence[Event] = ()) -> str:
     spent = f"${state['cost_usd']:.4f}"
     book = book_of(events)
     if book.cost_unknown:
-        spent = ledger.spent_unknown(state["cost_usd"], book.tokens)
+        spent = ledgerrows.spent_unknown(state["cost_usd"], book.tokens)
     line = f"**Spent:** {spent} over {len(state['legs'])} leg(s)"
     caps = state["legs"][-1].get("caps", []) if state["legs"] else []
     shown = [standing_text(c) for c in caps]

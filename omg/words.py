@@ -1,13 +1,18 @@
 """A person's words, judged before omg keeps or shows them — pure: whether they show anything
-(``visible``), whether they are text at all (``undecodable``: not valid UTF-8), and the bounded
-``excerpt`` a record or a reply quotes of words omg did not write."""
+(``visible``), whether they are text at all (``undecodable``: not valid UTF-8), the bounded
+``excerpt`` a record or a reply quotes of words omg did not write, and text made ``inert``
+(no control character a terminal would act on)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 #: How many characters of a comment's words a refusal records and a reply quotes.
 EXCERPT = 200
+
+#: Control characters but tab and newline: C0, DEL and C1 (ESC starts every escape sequence).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 #: Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): drawn as nothing
 #: whatever their category — the Hangul fillers (letters), the Khmer inherent vowels, variation
@@ -72,3 +77,9 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit:,} more characters cut]"
+
+
+def inert(text: str) -> str:
+    """``text`` with every control character but tab and newline shown as ``\\xNN``: what a
+    node printed can neither colour, move the cursor of, nor retitle the reader's terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from omg.github.words import EXCERPT, excerpt, undecodable, visible
+from omg.words import EXCERPT, excerpt, undecodable, visible
 
 INVISIBLE = [
     "",
