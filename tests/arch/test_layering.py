@@ -58,7 +58,6 @@ MAY_IMPORT: dict[str, set[str]] = {
         "state",
         "runners",
         "git",
-        "github",
         "words",
         "kinds",
         "errors",
@@ -69,38 +68,15 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "records",
         "graphdata",
-    },
-    "cli": {
-        "fastschema",
-        "strictjson",
-        "graph",
-        "schedule",
-        "state",
-        "runners",
-        "git",
-        "github",
-        "leg",
-        "matrix",
-        "stubmodel",
-        "stats",
-        "pages",
-        "kinds",
-        "errors",
-        "dotomg",
-        "mask",
-        "spend",
-        "spendbook",
-        "nodefile",
-        "records",
-        "graphdata",
-        "prune",
-        "ledgerrows",
-        "words",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
     "__init__": set(),
 }
+#: The GitHub Actions job (read the trigger, plan, act, report): above the leg it runs.
+MAY_IMPORT["ci"] = MAY_IMPORT["leg"] | {"leg", "github", "ledgerrows"}
+#: The command line: above the job and everything else.
+MAY_IMPORT["cli"] = MAY_IMPORT["ci"] | {"ci", "stubmodel", "stats", "pages", "prune"}
 #: Modules that must do no I/O at all: the pure core.
 PURE = (
     "graph/model.py",
@@ -127,6 +103,15 @@ PURE = (
     "github/commitstatus.py",
     "words.py",
     "ledgerrows.py",
+    "ci/actions.py",
+    "ci/facts.py",
+    "ci/pull_request.py",
+    "ci/comment.py",
+    "ci/dispatch.py",
+    "ci/schedule.py",
+    "ci/fanout.py",
+    "ci/pace.py",
+    "ci/report_md.py",
     "graph/workflows.py",
     "stats/facts.py",
     "stats/figures.py",
@@ -216,6 +201,21 @@ def test_the_import_graph_has_no_cycle() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+#: The packages that may speak to GitHub (``github/``): the job (``ci/``) and the command line.
+GITHUB_USERS = ("omg/github/", "omg/ci/", "omg/cli/")
+#: The command line's modules on the job's path: they hand the job to ``ci/``, which reads
+#: GitHub's context itself.
+JOB_PATH = ("omg/cli/leg.py", "omg/cli/job_commands.py")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=rel)
+def test_only_the_job_and_the_command_line_import_github(path: Path) -> None:
+    uses = sorted(m for m in omg_imports(path) if layer(m) == "github")
+    assert not uses or rel(path).startswith(GITHUB_USERS), f"{rel(path)} imports {uses}"
+    if rel(path) in JOB_PATH:
+        assert not uses, f"{rel(path)} imports {uses}: the job reads GitHub in omg/ci/"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)

@@ -1,4 +1,4 @@
-"""The intake (what `omg leg --fold` runs): a fan-out wave's published records taken into the
+"""The fold (what `omg leg --fold` runs): a fan-out wave's published records taken into the
 run branch as one leg, in graph order, then the next wave decided (dispatch it, pause at a
 gate, or end the run)."""
 

@@ -1,6 +1,6 @@
 """A leg's live progress on GitHub: a recorder listener that updates the sticky comment and the
-commit status as nodes start and settle, throttled by ``leg/pace``; the leg's end is reported
-by ``leg_report`` as before."""
+commit status as nodes start and settle, throttled by ``ci/pace``; the leg's end is reported
+by ``ci/reporting``."""
 
 from __future__ import annotations
 
@@ -8,16 +8,23 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from omg.cli.leg_report import say
-from omg.cli.report import Links, Situation, comment, marker
+from omg.ci import pace
+from omg.ci.report_md import Links, Situation, comment, marker
 from omg.errors import GitHubError, GitHubForbidden
 from omg.github.client import GitHub
 from omg.github.commitstatus import changing, clip, context
 from omg.graph.model import Graph
-from omg.leg import pace
 from omg.mask import Masker
 from omg.state import Event, State
+
+if TYPE_CHECKING:
+    from omg.ci.context import Say
+
+
+def _unsaid(message: str) -> None:
+    """No log: a LiveReport given no printer says nothing."""
 
 
 @dataclass
@@ -35,6 +42,7 @@ class LiveReport:
     leg: int
     interval: float = pace.INTERVAL
     clock: Callable[[], float] = time.monotonic
+    say: Say = _unsaid  # the job's log, where a failure that stops the updates is said
     started: dict[str, float] = field(default_factory=dict)
     sent: int = 0  # updates published
     held: int = 0  # updates the throttle held back
@@ -63,7 +71,7 @@ class LiveReport:
             self.publish(state, now)
         except GitHubError as exc:
             self.broken = True
-            say(f"omg: live progress stopped (the leg goes on): {exc}")
+            self.say(f"omg: live progress stopped (the leg goes on): {exc}")
 
     def publish(self, state: State, now: float) -> None:
         running = pace.running_line(self.started, now)

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from gfm import HOSTILE, Page, read
 
-from omg.cli import ledger, report
+from omg import ledgerrows as ledger
+from omg.ci import report_md as report
 from omg.github.markdown import marker_value, one_line
 from omg.graph.build import graph_from_data
 from omg.graph.load import graph_from_snapshot

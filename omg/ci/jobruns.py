@@ -15,9 +15,9 @@ from omg.state.runid import check_run_id
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
+    from omg.ci.prgraph import Base, PrGraph
     from omg.git.repo import RunRepo
     from omg.leg.commits import RunCommits
-    from omg.leg.prgraph import Base, PrGraph
     from omg.leg.start import Environment
 
 
@@ -78,9 +78,9 @@ class JobRuns:
 
     def pr_graph(self, pr: Base, graph: Path) -> PrGraph:
         """The graph that judges pull request ``pr``: ``graph`` as the base commit has it, and
-        the PR's change to it (``leg/prgraph``); both commits fetched when the clone lacks them."""
+        the PR's change to it (``ci/prgraph``); both commits fetched when the clone lacks them."""
+        from omg.ci.prgraph import in_repo, load
         from omg.git import open_repo
-        from omg.leg.prgraph import in_repo, load
 
         repo = open_repo(Path.cwd(), tokens=self.tokens)
         if repo is None:
