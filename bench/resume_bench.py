@@ -29,10 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
-from omg.runners.process import ProcResult
+from omg.runners.process import ProcResult, SpawnRequest
 from omg.schedule import LegResult
 
 LOOP_EVERY = 25  # a feedback loop closes every LOOP_EVERY nodes
@@ -79,16 +79,9 @@ class ScriptedSpawner:
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout_s: float,
-        merge_stderr: bool = False,
-        **_: object,  # stdin, the idle watchdog, reaping: nothing runs, so nothing to do
-    ) -> ProcResult:
+    def __call__(self, req: SpawnRequest) -> ProcResult:
+        # stdin, the idle watchdog, reaping: nothing runs, so nothing to do
+        argv = req.argv
         nid = argv[-1].split()[-1]
         k = self.calls.get(nid, 0)
         self.calls[nid] = k + 1

@@ -30,9 +30,9 @@ from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run, start_run
 from omg.mask import Masker
-from omg.runners import Invocation, Output, Runner
+from omg.runners import AgentRuntime, Invocation, Output, Step
 from omg.runners.process import Spawner
-from omg.runners.shell import ShellRunner
+from omg.runners.room import Room
 from omg.spend import Spend
 
 #: Variables no test child may inherit: CI settings, omg's own, and every model credential.
@@ -474,18 +474,45 @@ Reply = Output | str | int | Callable[[Invocation], Output]
 
 
 @dataclass
-class FakeRunner(ShellRunner):
-    """A runner that answers each execution of a node with its next scripted reply.
+class FakeRunner:
+    """An agent runtime that answers each execution of a node with its next scripted reply.
 
     ``replies`` maps a node id to its replies, in order (the last repeats): an ``Output``, a
     string (the reply text, exit 0), an int (an exit code, no text) or a function of the
     invocation. A node with no script replies ``DONE``. Every invocation is kept in ``calls``.
+    Like claude it names each session itself; unlike it, it receives no variables unasked,
+    keeps no transcript, and its room holds no configuration home.
     """
 
     replies: Mapping[str, Sequence[Reply]] = field(default_factory=dict)
     cost_usd: float = 0.0
     calls: list[Invocation] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    env_prefixes: tuple[str, ...] = ()
+    names_sessions: bool = True
+    transcript_home: str = ""
+    pin_hint: str = ""
+    room_env: tuple[str, ...] = ()
+
+    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
+        return dict(env)
+
+    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
+        return None
+
+    def steps(self, transcript: Path) -> list[Step]:
+        return []
+
+    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
+        return dict(parent)
+
+    def rehearsal_tags(
+        self, env: Mapping[str, str], node: str, round_: int, attempt: int
+    ) -> dict[str, str]:
+        return dict(env)
+
+    def endpoint(self, url: str) -> dict[str, str]:
+        return {}
 
     def argv(self, inv: Invocation) -> list[str]:
         return ["fake-runner", inv.node.id]
@@ -548,7 +575,7 @@ class Ran:
 
 def _environment(
     root: Path,
-    runners: Mapping[str, Runner] | None,
+    runners: Mapping[str, AgentRuntime] | None,
     parent_env: Mapping[str, str] | None,
     inputs: Mapping[str, str] | None,
     warnings: list[str],
@@ -558,24 +585,24 @@ def _environment(
         runs_dir=root / "runs",
         root=root,
         parent_env=env,
-        runners=None if runners is None else _with_shell(runners),
+        agents=None if runners is None else _with_defaults(runners),
         warn=warnings.append,
         mask=Masker.from_env(env),
         inputs=dict(inputs or {}),
     )
 
 
-def _with_shell(runners: Mapping[str, Runner]) -> dict[str, Runner]:
-    from omg.runners import default_runners
+def _with_defaults(runners: Mapping[str, AgentRuntime]) -> dict[str, AgentRuntime]:
+    from omg.runners import agents
 
-    return {**default_runners(), **runners}
+    return {**agents(), **runners}
 
 
 def run_graph(
     root: Path,
     yaml: str,
     *,
-    runners: Mapping[str, Runner] | None = None,
+    runners: Mapping[str, AgentRuntime] | None = None,
     inputs: Mapping[str, str] | None = None,
     run_id: str = "r1",
     concurrency: int | None = None,
@@ -604,7 +631,7 @@ def resume_graph(
     root: Path,
     run_id: str = "r1",
     *,
-    runners: Mapping[str, Runner] | None = None,
+    runners: Mapping[str, AgentRuntime] | None = None,
     inputs: Mapping[str, str] | None = None,
     retry_failed: bool = False,
     decision: Decision | None = None,

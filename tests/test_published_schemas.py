@@ -5,12 +5,12 @@ that `omg lint` passes — `use:` and `with:` included — and refuses what omg 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from mdpages import all_blocks
 
 from omg.graph.lint import is_fragment, is_script, lint_files
 from omg.graph.yamlpos import parse
@@ -18,14 +18,14 @@ from omg.graph.yamlpos import parse
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH = Draft202012Validator(json.loads((ROOT / "schemas" / "graph.schema.json").read_text()))
 FRAGMENT = Draft202012Validator(json.loads((ROOT / "schemas" / "fragment.schema.json").read_text()))
-README = (ROOT / "README.md").read_text()
-BLOCKS = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S) if "\njobs:" not in b]
+#: The graph, fragment and script examples of the README and the docs pages.
+BLOCKS = {b.where: b.text for b in all_blocks("yaml") if "\njobs:" not in b.text}
 
 
 def _files() -> list[Path]:
     """Every graph and fragment file omg accepts in the repository (stub-model scripts aside)."""
     found = [*(ROOT / "graphs").rglob("*.yaml"), *(ROOT / "tests" / "graphs" / "valid").glob("*")]
-    found += (ROOT / "tests" / "fragments" / "valid").rglob("*.yaml")
+    found += (ROOT / "tests" / "graph" / "fragments" / "cases" / "valid").rglob("*.yaml")
     return sorted(
         p for p in found if p.suffix in (".yaml", ".yml") and not is_script(p.read_text())
     )
@@ -46,8 +46,8 @@ def test_every_graph_and_fragment_in_the_repository_validates_against_its_schema
     assert not _errors(checker, parse(text).data), _errors(checker, parse(text).data)
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.splitlines()[0][:40])
-def test_every_yaml_example_in_the_readme_validates_against_its_schema(block: str) -> None:
+@pytest.mark.parametrize("block", BLOCKS.values(), ids=BLOCKS.keys())
+def test_every_yaml_example_in_the_pages_validates_against_its_schema(block: str) -> None:
     if is_script(block):
         return  # a stub-model script: checked by test_readme against its own schema
     checker = FRAGMENT if is_fragment(block) else GRAPH

@@ -1,5 +1,6 @@
-"""The README's YAML examples are what omg accepts: every graph and stub-model script in it lints
-without errors."""
+"""The YAML examples of the README and the docs pages are what omg accepts: every graph and
+stub-model script in them lints without errors. And the README opens with the two commands CI
+runs."""
 
 from __future__ import annotations
 
@@ -7,44 +8,58 @@ import re
 from pathlib import Path
 
 import pytest
+from mdpages import README, Block, all_blocks
 
 from omg.graph.lint import lint_files
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = [
-    b for b in re.findall(r"```yaml\n(.*?)```", README.read_text(), re.S) if "\njobs:" not in b
-]
+#: The graph, fragment and stub-model script examples (workflows are checked by test_hygiene).
+BLOCKS = [b for b in all_blocks("yaml") if "\njobs:" not in b.text]
 
 
-def test_the_readme_shows_a_graph_and_a_script() -> None:
-    assert any("nodes:" in b for b in BLOCKS) and any(b.startswith("rules:") for b in BLOCKS)
+def test_the_pages_show_a_graph_and_a_script() -> None:
+    assert any("nodes:" in b.text for b in BLOCKS if b.page == README)
+    assert any(b.text.startswith("rules:") for b in BLOCKS)
 
 
-def test_the_readme_shows_a_fragment_and_a_graph_using_it() -> None:
+def test_the_pages_show_a_fragment_and_a_graph_using_it() -> None:
     assert "fix-and-judge" in FRAGMENTS
-    assert any("use: fix-and-judge" in b for b in BLOCKS)
+    assert any("use: fix-and-judge" in b.text for b in BLOCKS)
 
 
 FRAGMENTS = {
-    m.group(1): b for b in BLOCKS if (m := re.search(r"(?m)^fragment: ([\w.-]+)", b)) is not None
+    m.group(1): b.text
+    for b in BLOCKS
+    if (m := re.search(r"(?m)^fragment: ([\w.-]+)", b.text)) is not None
 }
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.splitlines()[0][:40])
-def test_every_yaml_example_in_the_readme_lints_clean(block: str, tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()  # a repository root: its fragments are the README's own
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.where)
+def test_every_yaml_example_in_the_pages_lints_clean(block: Block, tmp_path: Path) -> None:
+    text = block.text
+    (tmp_path / ".git").mkdir()  # a repository root: its fragments are the pages' own
     (tmp_path / "graphs" / "fragments").mkdir(parents=True)
-    for name, text in FRAGMENTS.items():
-        (tmp_path / "graphs" / "fragments" / f"{name}.yaml").write_text(text)
-    shown = re.match(r"# graphs/fragments/([\w.-]+\.yaml)\n", block)
+    for name, fragment in FRAGMENTS.items():
+        (tmp_path / "graphs" / "fragments" / f"{name}.yaml").write_text(fragment)
+    shown = re.match(r"# graphs/fragments/([\w.-]+\.yaml)\n", text)
     path = tmp_path / "graphs" / "fragments" / shown.group(1) if shown else tmp_path / "ex.yaml"
-    path.write_text(block)
+    path.write_text(text)
     [(_, findings)] = lint_files([path])
     errors = [f"{f.line}: {f.message}" for f in findings if f.severity == "error"]
     assert not errors, errors
 
 
 SETUP = re.search(r"```sh\n(.*?)\n```", README.read_text(), re.S)
+
+
+def test_the_readme_opens_with_its_two_commands() -> None:
+    """Set up and run the demo, run the tests: the first block a reader meets, word for word
+    (.ci/run runs the second)."""
+    assert SETUP is not None
+    assert SETUP.group(1) == (
+        "pip install -e '.[test]' && npm ci && omg run graphs/demo.yaml   "
+        "# set up, run the demo graph\n"
+        "python -m pytest                                          # run the tests"
+    )
 
 
 def test_ci_installs_only_what_the_readmes_set_up_command_installs() -> None:

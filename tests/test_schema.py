@@ -213,8 +213,8 @@ def test_schema_lets_a_graph_set_every_other_name() -> None:
 
 
 def test_every_runtimes_room_variables_are_refused_in_env() -> None:
-    from omg.runners import default_runners
+    from omg.runners import agents
 
-    for runner in default_runners().values():
+    for runner in agents().values():
         for name in runner.room_env:
             assert [f.code for f in _env_findings(f"[{name}]")] == ["env-refused"], name

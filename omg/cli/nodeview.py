@@ -13,7 +13,7 @@ from omg.graph.durations import format_duration
 from omg.graph.model import Node
 from omg.ledgerrows import verdict_cell
 from omg.records import NO_RECORD
-from omg.runners import Runner, Step, default_runners
+from omg.runners import AgentRuntime, Step, agents
 from omg.state import Event, NodeRecord
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir, load_run
@@ -43,7 +43,7 @@ def node_json(runs_dir: Path, run_id: str, node_id: str) -> str:
     runs = [e for e in rundir.read_events() if e.get("node_id") == node_id]
     ended = [e for e in runs if e["event"] in ("node_passed", "node_failed", "node_retried")]
     sessions = list(dict.fromkeys(str(e["session_id"]) for e in runs if e.get("session_id")))
-    runner = default_runners().get("shell" if node.kind == "shell" else node.runtime)
+    runner = agents().get(node.runtime) if node.kind == "agent" else None
     artifact = rundir.artifact(node_id)
     doc = {
         "schema": SCHEMA,
@@ -81,7 +81,7 @@ def node_json(runs_dir: Path, run_id: str, node_id: str) -> str:
     return dumps(doc)
 
 
-def _session_doc(rundir: RunDir, sid: str, runner: Runner | None) -> dict[str, object]:
+def _session_doc(rundir: RunDir, sid: str, runner: AgentRuntime | None) -> dict[str, object]:
     kept = rundir.session(sid)
     if not kept.exists() or runner is None:
         return {"session_id": sid, "transcript": None, "steps": None}
@@ -109,7 +109,7 @@ def show_node(runs_dir: Path, run_id: str, node_id: str) -> str:
     if artifact.exists():
         lines.append(f"output: {_shown(artifact)}")
     sessions = list(dict.fromkeys(str(e["session_id"]) for e in runs if e.get("session_id")))
-    runner = default_runners().get("shell" if node.kind == "shell" else node.runtime)
+    runner = agents().get(node.runtime) if node.kind == "agent" else None
     for sid in sessions:
         lines += _session(rundir, sid, runner)
     if node.kind == "agent" and not sessions:
@@ -147,7 +147,7 @@ def _execution(e: Event, runtime: str) -> str:
     return "  ".join(parts)
 
 
-def _session(rundir: RunDir, sid: str, runner: Runner | None) -> list[str]:
+def _session(rundir: RunDir, sid: str, runner: AgentRuntime | None) -> list[str]:
     kept = rundir.session(sid)
     if not kept.exists() or runner is None:
         return [

@@ -24,14 +24,14 @@ def findings(graph: Graph, rundir: RunDir, events: Sequence[Event]) -> dict[int,
     """What each reviewer's round ended with, by the seq of the event that ended it: the
     findings handed back (the latest failed verdict's, kept whole in ``feedback/``), else the
     last thing the reviewer said in its kept transcript (one line)."""
-    from omg.runners import default_runners
+    from omg.runners import agents
 
-    runners = default_runners()
+    runtimes = agents()
     out: dict[int, str] = {}
     for node in graph.nodes:
         if node.feedback is None:
             continue
-        runner = runners.get("shell" if node.kind == "shell" else node.runtime)
+        runner = runtimes.get(node.runtime) if node.kind == "agent" else None
         ends = [
             e for e in events
             if e.get("node_id") == node.id and e["event"] in _CLOSING

@@ -1,4 +1,5 @@
-"""Managed worktrees: one checkout per (run, name), acquired idempotently, cleaned without loss."""
+"""Managed worktrees: one checkout per (run, name), acquired idempotently, cleaned without loss;
+and ``WorktreeOps``, a run repository's operations on them under its lock."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from pygit2.enums import RepositoryOpenFlag, ResetMode
 
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
-from omg.git.identity import BOT_EMAIL, BOT_NAME
+from omg.git import remote as remotes
+from omg.git.edge import translated
+from omg.git.handle import FIX, Handle
+from omg.git.identity import BOT_EMAIL, BOT_NAME, signature
 from omg.git.names import BASES, HEADS, base_ref, checked, head, run_dir, work_branch, worktree_id
 from omg.git.unfinished import clear as clear_unfinished
 from omg.git.unfinished import remove
@@ -285,3 +289,60 @@ def _commit(repo: pygit2.Repository, rev: str, what: str) -> pygit2.Commit:
             f"{what} is {rev!r}, which is not a commit in {repo.workdir}; fetch it (for a run: "
             "its refs/heads/omg/work/<run>/* branches) and resume"
         ) from None
+
+
+class WorktreeOps(Handle):
+    """A run repository's managed worktrees: the functions above, under its lock."""
+
+    def acquire_worktree(
+        self, run_id: str, name: str, *, base: str = "HEAD", branch: str | None = None
+    ) -> Checkout:
+        """The checkout at ``.omg/worktrees/<run_id>/<name>``, reused, re-attached or created.
+
+        Its branch is ``omg/work/<run_id>/<name>``, or ``branch`` (created from ``base`` when
+        it does not exist yet).
+        """
+        with self._lock, translated(f"preparing worktree {name!r} of run {run_id}", FIX):
+            return acquire(self._repo, self.root, run_id, name, base, branch)
+
+    def lane_base(self, run_id: str, name: str) -> str | None:
+        """Where the run's lane ``name`` started in this clone (``refs/omg/base/…``), or None."""
+        with self._lock, translated(f"reading where lane {name!r} of run {run_id} started", FIX):
+            return head(self._repo, base_ref(run_id, name))
+
+    def commit_worktree(self, wt: Checkout, message: str) -> str | None:
+        """Commit every change in the worktree on its branch; None when nothing changed."""
+        with self._lock, translated(f"committing worktree {wt.name!r} at {wt.path}", FIX):
+            return commit(
+                wt, self._repo, message,
+                signature(self._repo, self._env, "AUTHOR"),
+                signature(self._repo, self._env, "COMMITTER"),
+            )  # fmt: skip
+
+    def worktree_head(self, wt: Checkout) -> str:
+        """The commit the worktree is at."""
+        with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", FIX):
+            return worktree_head(wt, self._repo)
+
+    def worktree_tree(self, wt: Checkout) -> str:
+        """The tree the worktree's HEAD commit holds (two commits, one content: one tree)."""
+        with self._lock, translated(f"reading worktree {wt.name!r} at {wt.path}", FIX):
+            return worktree_tree(wt, self._repo)
+
+    def restore_worktree(
+        self, run_id: str, name: str, commit: str, *, branch: str | None = None
+    ) -> Checkout:
+        """Bring the worktree and its branch exactly to ``commit`` (e.g. in a fresh clone)."""
+        with self._lock, translated(f"restoring worktree {name!r} of run {run_id}", FIX):
+            sig = signature(self._repo, self._env, "COMMITTER")
+            return restore(self._repo, self.root, run_id, name, commit, branch, sig)
+
+    def clean(self, run_id: str, *, remote: str | None = None) -> list[str]:
+        """Remove the run's worktrees, keeping any with changes and any branch with unique work.
+
+        With ``remote``, a branch is deleted only when the remote-tracking copy holds its
+        head; without, only when it has no commits beyond its base. Returns notes for humans.
+        """
+        with self._lock, translated(f"cleaning the worktrees of run {run_id}", FIX):
+            tracking = remotes.tracking_name(self._repo, remote) if remote else None
+            return clean(self._repo, self.root, run_id, tracking)

@@ -8,12 +8,13 @@ from collections.abc import Iterator, Mapping
 from omg.graph.feedback import check_arc, listing, loop_text
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
-from omg.graph.model import TOKEN_RUNTIMES, Graph, Node
+from omg.graph.model import Graph, Node
 from omg.graph.parity import parity
 from omg.graph.placeholders import scan
 from omg.graph.projectsettings import project_settings
 from omg.graph.references import SHELL_FIELDS, Reach
 from omg.graph.yamlpos import Positions
+from omg.runtimes import RULES
 
 
 def advise(graph: Graph, file: str, positions: Positions | None = None) -> list[Finding]:
@@ -155,7 +156,7 @@ def _node(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
         )
     if (
         n.kind == "agent"
-        and n.runtime not in TOKEN_RUNTIMES  # codex has no tool allow-list: its sandbox bounds it
+        and RULES[n.runtime].takes("allowed_tools")  # codex has none: its sandbox bounds it
         and n.allowed_tools is None
         and sc.verify is None
         and n.permission_mode != "bypassPermissions"
@@ -236,15 +237,16 @@ def _grants(at: Locator, n: Node) -> Iterator[Finding]:
 
 
 def _unpriced(graph: Graph, at: Locator, n: Node) -> Iterator[Finding]:
-    """A dollar budget on a codex node the graph gives no price for: codex reports tokens."""
-    if n.kind != "agent" or n.runtime not in TOKEN_RUNTIMES:
+    """A dollar budget on a node whose runtime reports tokens (codex) and the graph gives no
+    price for."""
+    if n.kind != "agent" or not RULES[n.runtime].prices_tokens:
         return
     key = n.model or "default"
     if key in graph.prices or (n.budget_usd is None and graph.budget_usd is None):
         return
     yield at.finding(
         "unpriced-budget",
-        f"budget_usd cannot be enforced for this codex node: codex reports tokens, not "
+        f"budget_usd cannot be enforced for this {n.runtime} node: {n.runtime} reports tokens, not "
         f"dollars, and prices: has no entry {key!r}; add prices: {{{key}: {{input: …, "
         "output: …}}}} (USD per million tokens), or hold it to budget_tokens: N",
         n.id,

@@ -9,7 +9,6 @@ from omg.graph.model import (
     DEFAULT_CONCURRENCY,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_HOPS,
-    DEFAULT_RUNTIME,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
     Backoff,
@@ -21,13 +20,13 @@ from omg.graph.model import (
     Node,
     PermissionMode,
     Retry,
-    Runtime,
     SuccessCheck,
     Verify,
     Worktree,
 )
 from omg.graphdata import GraphData, InputSpecData, NodeData, RetryData, VerifyData
 from omg.kinds import Cause
+from omg.runtimes import DEFAULT_RUNTIME, Runtime
 
 
 def _str_or_none(v: Any) -> str | None:

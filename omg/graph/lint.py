@@ -60,7 +60,7 @@ def lint_files(paths: list[Path]) -> list[tuple[str, list[Finding]]]:
         elif text is not None and is_script(text):
             out.append((str(p), script_findings(parse(text), str(p))))
         elif text is not None and is_fragment(text):
-            from omg.graph.fragmentbody import lint_fragment
+            from omg.graph.fragments.body import lint_fragment
 
             out.append((str(p), lint_fragment(p)))
         else:

@@ -85,7 +85,7 @@ def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Find
         found.append(named)
     uses: tuple[FragmentUse, ...] = ()
     if has_uses(data) or _writes_with(data) or _WITH.search(text):
-        from omg.graph.fragments import splice
+        from omg.graph.fragments.splice import splice
 
         spliced = splice(data, positions, file, files)
         found += spliced.findings

@@ -10,25 +10,15 @@ from typing import Any, Literal, get_args
 from omg.graph.durations import parse_duration
 from omg.graphdata import GraphData
 from omg.kinds import Cause
+from omg.runtimes import DEFAULT_RUNTIME, Runtime
 
 Kind = Literal["agent", "shell", "gate"]
-#: The agent runtimes a graph may name: the schema's enum, and the registry's agent runtimes plus
-#: the reserved ones (``tests/runtimes/test_registry.py`` holds the three equal).
-Runtime = Literal["claude", "codex"]
 Handoff = Literal["artifact", "session"]
 OnFail = Literal["halt", "continue"]
 OnExhausted = Literal["fail", "gate"]
 PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
 
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
-RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
-#: The runtime an agent node gets when it names none.
-DEFAULT_RUNTIME: Runtime = "claude"
-#: Runtimes a graph may name that no omg runs yet (lint refuses them).
-RESERVED_RUNTIMES: tuple[Runtime, ...] = ()
-#: Agent runtimes that report tokens, not dollars (priced by the graph's ``prices:``), and
-#: have none of claude's own settings (``agent:``, ``allowed_tools``, ``max_turns``).
-TOKEN_RUNTIMES: tuple[Runtime, ...] = ("codex",)
 
 DEFAULT_TIMEOUT = "20m"
 #: An agent that prints nothing and writes nothing to its transcript this long is stuck.

@@ -11,6 +11,7 @@ from omg.graph.findings import Finding
 from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
 from omg.graph.verdicts import verdict_tokens
+from omg.runtimes import RULES
 
 #: A pattern's start anchor (after inline flags such as ``(?m)``) and its end anchor.
 _START = re.compile(r"^(?:\(\?[aiLmsux]+\))*(?:\^|\\A)")
@@ -80,21 +81,19 @@ def _unanchored(at: Locator, n: Node) -> Iterator[Finding]:
 
 
 def _bypass(at: Locator, n: Node) -> Iterator[Finding]:
-    if n.kind != "agent" or n.permission_mode != "bypassPermissions":
+    """A permission mode a runtime's CLI refuses as root (``runtimes.RULES``), at any agent
+    node that sets it without that CLI's way out for sandboxes."""
+    if n.kind != "agent":
         return
-    if any(name == "IS_SANDBOX" for name, _ in n.env):
-        return
-    yield at.finding(
-        "bypass-permissions",
-        "permission_mode bypassPermissions: the claude CLI refuses it as root or under sudo "
-        "(the default user of many CI containers) and the node fails before it starts; run "
-        "the job as a non-root user, or — in a throwaway container or VM only — give the node "
-        "env: {IS_SANDBOX: '1'}, the CLI's way out for sandboxes; or use acceptEdits / dontAsk "
-        "with allowed_tools",
-        n.id,
-        "permission_mode",
-        severity="warning",
-    )
+    for rules in RULES.values():
+        root = rules.as_root
+        if root is None or n.permission_mode != root.mode:
+            continue
+        if any(name == root.escape for name, _ in n.env):
+            continue
+        yield at.finding(
+            "bypass-permissions", root.advice, n.id, "permission_mode", severity="warning"
+        )
 
 
 def _hops(graph: Graph, at: Locator) -> Iterator[Finding]:

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from omg.graph.shellscan import Spot, spots
+from omg.graph.shell.lexer import Spot
+from omg.graph.shell.scan import spots
 
 PlaceholderKind = Literal["inputs", "artifacts", "feedback", "guidance"]
 
@@ -111,7 +112,7 @@ class ShellText:
 
 
 def shell_spots(text: str) -> list[Spot]:
-    """Where each placeholder of a shell command stands (``omg.graph.shellscan``)."""
+    """Where each placeholder of a shell command stands (``omg.graph.shell.scan``)."""
     return spots(text, [(m.start(), m.end()) for m in TOKEN.finditer(text)])
 
 

@@ -7,38 +7,38 @@ from collections.abc import Iterator
 
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
-from omg.graph.model import TOKEN_RUNTIMES, Graph
-
-#: Subagents claude 2.1.332 has built in: found without the checkout's ``.claude/agents/``.
-BUILT_IN_AGENTS = frozenset({"claude", "Explore", "general-purpose", "Plan", "statusline-setup"})
+from omg.graph.model import Graph
+from omg.runtimes import RULES
 
 
 def project_settings(graph: Graph, at: Locator) -> Iterator[Finding]:
-    """A warning at each node that opts in (what it lets a pull request do), and at each
-    claude node naming a subagent of the checkout's that it cannot find without opting in."""
+    """A warning at each node that opts in (what it lets a pull request do), and at each node
+    naming a subagent of the checkout's that its runtime cannot find without opting in."""
+    loads = "; ".join(f"{name}: {r.project_files}" for name, r in RULES.items() if r.project_files)
     for n in graph.nodes:
         if n.kind != "agent":
             continue
         if n.project_settings:
             yield at.finding(
                 "project-settings",
-                "project_settings: true lets the agent CLI load the checkout's own "
-                "configuration (claude: .claude/settings.json, .claude/settings.local.json, "
-                ".mcp.json; codex: .codex/config.toml, the project trusted) — on a pull "
-                "request its author writes those files, and the hooks and MCP servers they "
-                "name run with this node's model key before any gate; drop it for graphs that "
-                "run on untrusted pull requests, or run them only on trusted branches",
+                f"project_settings: true lets the agent CLI load the checkout's own configuration "
+                f"({loads}) — on a pull request its author writes those files, and the hooks "
+                "and MCP servers they name run with this node's model key before any gate; drop "
+                "it for graphs that run on untrusted pull requests, or run them only on trusted "
+                "branches",
                 n.id,
                 "project_settings",
                 severity="warning",
             )
-        elif n.agent and n.runtime not in TOKEN_RUNTIMES and n.agent not in BUILT_IN_AGENTS:
+            continue
+        found = RULES[n.runtime].subagents
+        if n.agent and found is not None and n.agent not in found.built_in:
             yield at.finding(
                 "agent-needs-project",
-                f"agent: {n.agent} is looked up in the checkout's .claude/agents/, which "
-                "claude reads only when the node sets project_settings: true (every execution "
-                "runs in a configuration home of its own, without your user agents); set it, "
-                "or use a built-in agent",
+                f"agent: {n.agent} is looked up in the checkout's {found.folder}, which "
+                f"{n.runtime} reads only when the node sets project_settings: true (every "
+                "execution runs in a configuration home of its own, without your user agents); "
+                "set it, or use a built-in agent",
                 n.id,
                 "agent",
                 severity="warning",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from omg.graph.codeoptions import code_variable
 from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
+from omg.graph.shell.options import code_variable
 
 FORMS = (
     "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline), {{ feedback.<id> }} "

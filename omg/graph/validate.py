@@ -12,19 +12,12 @@ from omg.graph.feedback import check_arcs, closest
 from omg.graph.findings import Finding
 from omg.graph.limits import check_limits
 from omg.graph.locate import Locator
-from omg.graph.model import (
-    DEFAULT_RUNTIME,
-    RESERVED_RUNTIMES,
-    TOKEN_RUNTIMES,
-    VERIFY_TIMEOUT_CEILING_S,
-    Graph,
-    Node,
-    Worktree,
-)
+from omg.graph.model import VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
 from omg.graph.references import check_references
 from omg.graph.schema import KINDS
 from omg.graph.yamlpos import Positions
 from omg.kinds import CAUSES
+from omg.runtimes import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RULES
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: The longest duration a graph may give (a timeout, a backoff): what a leg can wait for.
@@ -137,8 +130,8 @@ def _node(n: Node) -> Iterator[tuple[str, str, str]]:
             f'runtime "{n.runtime}" is reserved for a later omg and cannot run in this one; '
             f"use runtime: {DEFAULT_RUNTIME} (the default) or drop the key",
         )
-    if n.kind == "agent" and n.runtime in TOKEN_RUNTIMES:
-        yield from _codex(n)
+    if n.kind == "agent":
+        yield from _refused(n)
     sc = n.success_check
     yield from _regex(sc.result_matches, "success_check.result_matches")
     if sc.verify is not None:
@@ -275,24 +268,11 @@ def _handoff(graph: Graph, n: Node, at: Locator, i: int) -> Iterator[Finding]:
     yield at.finding("handoff-session", msg, n.id, "handoff", index=i)
 
 
-#: What a codex node cannot have: claude's settings with no codex meaning, and the fix.
-_CLAUDE_ONLY = (
-    ("agent", "agent: names a claude subagent (.claude/agents/); codex has none — drop agent:"),
-    (
-        "allowed_tools",
-        "allowed_tools is claude's tool grammar (Bash(make test), Write…); codex has no tool "
-        "allow-list, its sandbox bounds it — drop allowed_tools and set permission_mode (plan "
-        "= read-only, the default = workspace-write, bypassPermissions = danger-full-access)",
-    ),
-    ("max_turns", "max_turns is claude's --max-turns; codex has no turn limit — drop max_turns"),
-)
-
-
-def _codex(n: Node) -> Iterator[tuple[str, str, str]]:
-    """A codex node's fields that only claude understands."""
-    for field, why in _CLAUDE_ONLY:
-        if getattr(n, field) is not None:
-            yield "codex-field", field, f"runtime: codex with {why}"
+def _refused(n: Node) -> Iterator[tuple[str, str, str]]:
+    """An agent node's keys its runtime has no meaning for (``runtimes.RULES``)."""
+    for refused in RULES[n.runtime].refuses:
+        if getattr(n, refused.key) is not None:
+            yield f"{n.runtime}-field", refused.key, f"runtime: {n.runtime} with {refused.fix}"
 
 
 def _worktrees(graph: Graph, at: Locator) -> Iterator[Finding]:

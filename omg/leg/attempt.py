@@ -25,10 +25,11 @@ from omg.kinds import Cause, Provenance
 from omg.leg import transcripts
 from omg.leg.deadline import Deadline
 from omg.leg.judge import Judgment, judge
-from omg.runners import Invocation, Output, Runner
+from omg.runners import AgentRuntime, Invocation, Output, Runner
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
 from omg.runners.room import Room, Rooms
+from omg.runners.shell import ShellRunner
 from omg.spend import Spend, summed
 from omg.state import NO_RECORD, State
 from omg.state.events import EventFields
@@ -67,7 +68,7 @@ class Context:
     rundir: RunDir
     recorder: Recorder
     spawn: Spawner
-    runners: Mapping[str, Runner]
+    agents: Mapping[str, AgentRuntime]  # by runtime name; a shell node runs ShellRunner
     workspace: Workspace
     parent_env: Mapping[str, str]
     rooms: Rooms  # where each execution's room is made (its HOME, TMPDIR, a CLI's home)
@@ -186,10 +187,9 @@ def execute(
             node_id=node.id, round=round_, passed=False, cause="run_error", detail=str(exc)
         )
 
-    runtime_name = "shell" if node.kind == "shell" else node.runtime
-    runner = ctx.runners.get(runtime_name)
-    if runner is None:
-        have = ", ".join(sorted(r for r in ctx.runners if r != "shell")) or "none"
+    agent = ctx.agents.get(node.runtime) if node.kind == "agent" else None
+    if node.kind == "agent" and agent is None:
+        have = ", ".join(sorted(ctx.agents)) or "none"
         _start(ctx, node, round_, None, on_started)
         return Result(
             node_id=node.id,
@@ -197,10 +197,11 @@ def execute(
             passed=False,
             cause="run_error",
             detail=(
-                f'node "{node.id}" asks for runtime {runtime_name!r}, which this omg does not '
+                f'node "{node.id}" asks for runtime {node.runtime!r}, which this omg does not '
                 f"provide (agent runtimes here: {have}); set the node's runtime: to one of them"
             ),
         )
+    runner: Runner = agent if agent is not None else ShellRunner()
     env = {**child_env(ctx.parent_env, declared, prefixes=runner.env_prefixes), **values}
     shell_env = child_env(ctx.parent_env, declared)
     max_attempts = 1 + max(node.retry.max, 0)
@@ -209,7 +210,7 @@ def execute(
     prev: tuple[Output, Judgment] | None = None
     for attempt in range(1, max_attempts + 1):
         session, resume = _sessions(ctx, node, attempt)
-        if not runner.names_sessions:  # the CLI names its own; the one it reports is recorded
+        if agent is not None and not agent.names_sessions:  # the CLI names its own: recorded
             session = None
         fork, resume_cost = True, (_session_cost(ctx, node) if resume else 0.0)
         text = base
@@ -250,7 +251,7 @@ def execute(
             budget_usd=_budget(node.budget_usd, ctx.budget_left()),
             prices=ctx.graph.prices,
         )
-        out = _in_room(ctx, runner, inv, round_, attempt)
+        out = _in_room(ctx, runner, agent, inv, round_, attempt)
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))
         total += out.spend.cost_usd
@@ -304,25 +305,35 @@ def execute(
     raise AssertionError("unreachable")
 
 
-def _in_room(ctx: Context, runner: Runner, inv: Invocation, round_: int, attempt: int) -> Output:
-    """Run ``inv`` in a room of its own: its HOME, TMPDIR and the CLI's configuration home are
-    made for it, a resumed session restored there from the run's kept copy, and the session
-    kept (masked) before the room and all in it — the CLI's own files — go."""
+def _in_room(
+    ctx: Context,
+    runner: Runner,
+    agent: AgentRuntime | None,
+    inv: Invocation,
+    round_: int,
+    attempt: int,
+) -> Output:
+    """Run ``inv`` in a room of its own: its HOME and TMPDIR are made for it and, for an
+    ``agent`` (the runner itself, for an agent node), the CLI's configuration home, a resumed
+    session restored there from the run's kept copy, and the session kept (masked) before the
+    room and all in it — the CLI's own files — go."""
     node = inv.node
     with ExitStack() as stack:
         try:
             room = stack.enter_context(ctx.rooms.room())
-            env = room.env(runner.furnish(room, inv.env))
+            env = room.env(inv.env if agent is None else agent.furnish(room, inv.env))
         except OSError as exc:
             return Output(None, "", error="run_error", detail=_no_room(ctx, exc))
+        if agent is None:
+            return runner.run(replace(inv, env=env), ctx.spawn)
         if ctx.rehearsal:
-            env = runner.rehearsal_tags(env, node.id, round_, attempt)
+            env = agent.rehearsal_tags(env, node.id, round_, attempt)
         inv = replace(inv, env=env)
         if inv.resume_session:  # the room starts empty
-            transcripts.restore(ctx.rundir, runner, inv.env, inv.cwd, inv.resume_session)
-        out = runner.run(inv, ctx.spawn)
-        if node.kind == "agent" and out.session_id:
-            transcripts.keep(ctx.rundir, runner, inv.env, inv.cwd, out.session_id)
+            transcripts.restore(ctx.rundir, agent, inv.env, inv.cwd, inv.resume_session)
+        out = agent.run(inv, ctx.spawn)
+        if out.session_id:
+            transcripts.keep(ctx.rundir, agent, inv.env, inv.cwd, out.session_id)
         return out
 
 

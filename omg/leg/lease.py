@@ -26,7 +26,7 @@ from omg.git import RunRepo
 from omg.git.lease import FILE
 from omg.git.names import lease_ref, lease_tracking
 from omg.runners.process import reap_run
-from omg.state.store import Process, alive, this_process
+from omg.state.holder import Process, alive, this_process
 
 Warn = Callable[[str], None]
 Clock = Callable[[], float]

@@ -25,7 +25,7 @@ from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.mask import MASK, Masker
 from omg.records import PullRequestRecord
-from omg.runners import Runner, default_runners
+from omg.runners import AgentRuntime, agents
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
 from omg.runners.room import Rooms
 from omg.schedule import LegResult
@@ -51,7 +51,7 @@ class Environment:
     root: Path
     parent_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     spawn: Spawner = spawn
-    runners: Mapping[str, Runner] | None = None
+    agents: Mapping[str, AgentRuntime] | None = None  # by runtime name; shell nodes run sh
     listeners: Sequence[Listener] = ()  # the CLI's progress printer, for one
     commits: RunCommits | None = None  # set when the run lives in git
     warn: Callable[[str], None] = _ignore
@@ -299,7 +299,7 @@ def _run_leg(
         rundir=rec.rundir,
         recorder=rec,
         spawn=Marked(env.spawn, run_mark(rec.rundir.path)),  # what a later leg reaps
-        runners=env.runners or default_runners(),
+        agents=env.agents or agents(),
         workspace=commits.workspace
         if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
@@ -415,7 +415,7 @@ def _warn_if_changed(state: State, warn: Callable[[str], None]) -> None:
     src = Path(state["graph_source"])
     spliced = state["graph"].get("resolved_from")
     if isinstance(spliced, Mapping) and spliced:  # a snapshot is data read back: still checked
-        from omg.graph.fragmentfile import changed_sources
+        from omg.graph.fragments.file import changed_sources
 
         for rel in changed_sources(src, spliced):
             warn(

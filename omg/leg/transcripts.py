@@ -8,10 +8,13 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.mask import Masker
-from omg.runners import Runner
-from omg.state.store import RunDir
+from omg.runners import AgentRuntime
+
+if TYPE_CHECKING:
+    from omg.state.store import RunDir
 
 #: A transcript larger than this is not kept (a cut one could not be resumed); the run then
 #: resumes only where the session was made.
@@ -19,7 +22,7 @@ LIMIT = 4 << 20
 
 
 def keep(
-    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+    rundir: RunDir, runner: AgentRuntime, env: Mapping[str, str], cwd: Path, session: str
 ) -> Path | None:
     """Copy the session's transcript into ``sessions/``; where, or None.
 
@@ -43,7 +46,7 @@ def keep(
 
 
 def restore(
-    rundir: RunDir, runner: Runner, env: Mapping[str, str], cwd: Path, session: str
+    rundir: RunDir, runner: AgentRuntime, env: Mapping[str, str], cwd: Path, session: str
 ) -> bool:
     """Put a kept transcript where the runtime looks for it (in an execution's new room),
     unless one is already there."""

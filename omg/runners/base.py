@@ -1,5 +1,6 @@
-"""The runner seam: what every runtime is given (Invocation), gives back (Output), and declares
-(Runner) — the environment it receives, where its transcripts live, how it is rehearsed."""
+"""The runner seam: what every runner is given (Invocation), gives back (Output), and declares
+(Runner: the environment it receives, its argv); what an agent runtime adds (AgentRuntime:
+its sessions and transcripts, its configuration home, how it is rehearsed)."""
 
 from __future__ import annotations
 
@@ -68,38 +69,44 @@ class Step:
 
 
 class Runner(Protocol):
-    """One runtime: turns an Invocation into argv and runs it through the one spawner, and
-    declares everything else about it that omg must know."""
+    """What every kind of node's runner is — the shell's and each agent runtime's: it turns an
+    Invocation into argv and runs it through the one spawner."""
 
-    #: Prefixes of the parent's variables this runtime's children receive unasked (its
+    #: Prefixes of the parent's variables this runner's children receive unasked (a runtime's
     #: endpoint, auth and settings); everything else only when a node's ``env:`` names it.
     env_prefixes: tuple[str, ...]
+
+    def argv(self, inv: Invocation) -> list[str]:
+        """The child's argv, as a dry run shows it."""
+        ...
+
+    def run(self, inv: Invocation, spawn: Spawner) -> Output:
+        """Run one attempt and say what its reply means."""
+        ...
+
+
+class AgentRuntime(Runner, Protocol):
+    """An agent runtime (``runners/<runtime>/``): a Runner that also declares its sessions,
+    where its transcripts live, its configuration home in an execution's room, and how it is
+    rehearsed."""
+
     #: Whether omg names a fresh session (claude's --session-id); False when the CLI names
     #: its own (codex's thread id, known once it starts) and omg records the one it reports.
     names_sessions: bool
     #: Where this runtime keeps its session transcripts while an execution runs (in its room),
     #: as a user would look for them.
     transcript_home: str
-    #: How a user pins this runtime's CLI to one version, so every leg behaves alike ("" when
-    #: it has no CLI of its own).
+    #: How a user pins this runtime's CLI to one version, so every leg behaves alike.
     pin_hint: str
     #: The variables ``furnish`` sets: where this runtime's CLI keeps its configuration. A
     #: graph's ``env:`` may not set them (the graph schema refuses them), and no module
     #: outside this runtime's folder names them.
     room_env: tuple[str, ...]
 
-    def argv(self, inv: Invocation) -> list[str]:
-        """The child's argv, as a dry run shows it."""
-        ...
-
     def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` (an execution's, its HOME not yet moved) with this runtime's configuration
         home made in ``room`` and holding only what omg writes there; argv says what else its
         CLI may read (the repository's own settings only when the node opts in)."""
-        ...
-
-    def run(self, inv: Invocation, spawn: Spawner) -> Output:
-        """Run one attempt and say what its reply means."""
         ...
 
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:

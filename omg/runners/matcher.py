@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from omg.runners.process import Spawner, tail
+from omg.runners.process import Spawner, SpawnRequest, tail
 
 #: How long one search may take. A sound pattern needs milliseconds on the largest output omg
 #: keeps (8 MiB); one that backtracks catastrophically needs years.
@@ -39,11 +39,13 @@ def search(
 ) -> Search:
     """Whether ``re.search(pattern, text)`` finds a match, decided within ``timeout_s``."""
     res = spawn(
-        [sys.executable, "-I", "-S", "-c", _CHILD],
-        cwd=cwd,
-        env={},
-        timeout_s=timeout_s,
-        stdin=json.dumps([pattern, text]),
+        SpawnRequest(
+            (sys.executable, "-I", "-S", "-c", _CHILD),
+            cwd=cwd,
+            env={},
+            timeout_s=timeout_s,
+            stdin=json.dumps([pattern, text]),
+        )
     )
     if res.timed_out:
         return Search(None, f"did not finish within {timeout_s:g}s", timed_out=True)

@@ -12,10 +12,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -33,23 +32,27 @@ class ProcResult:
     gave_up: str | None = None  # stopped because ``give_up`` named a reason on a stdout line
 
 
-class Spawner(Protocol):
-    """Runs one child to completion; tests inject their own to observe or script children."""
+@dataclass(frozen=True)
+class SpawnRequest:
+    """One child to run to completion: what it runs, where, with what, and when it is stopped."""
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout_s: float,
-        merge_stderr: bool = False,
-        stdin: str | None = None,
-        idle_s: float | None = None,
-        activity: Callable[[], object] | None = None,
-        reap: bool = False,
-        give_up: Callable[[str], str | None] | None = None,
-    ) -> ProcResult: ...
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str]
+    timeout_s: float
+    #: Stop it once it prints nothing and ``activity()`` stays the same this long.
+    idle_s: float | None = None
+    stdin: str | None = None  # written to the child, then closed; without it stdin is closed
+    merge_stderr: bool = False
+    #: Kill every process that carries this child's mark once it ends, not only when stopped.
+    reap: bool = False
+    #: Shown each complete stdout line; a reason it returns stops the child.
+    give_up: Callable[[str], str | None] | None = None
+    activity: Callable[[], object] | None = None  # what counts as progress besides output
+
+
+#: Runs one child to completion; tests inject their own to observe or script children.
+Spawner = Callable[[SpawnRequest], ProcResult]
 
 
 #: The variable every child carries, so what it starts (even in a session of its own) is found.
@@ -63,20 +66,8 @@ REAP_WAIT_S = 5.0
 GRACE_S = 3.0
 
 
-def spawn(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    timeout_s: float,
-    merge_stderr: bool = False,
-    stdin: str | None = None,
-    idle_s: float | None = None,
-    activity: Callable[[], object] | None = None,
-    reap: bool = False,
-    give_up: Callable[[str], str | None] | None = None,
-) -> ProcResult:
-    """Run ``argv`` in its own process group until it exits, ``timeout_s`` passes, or — with
+def spawn(req: SpawnRequest) -> ProcResult:
+    """Run ``req.argv`` in its own process group until it exits, ``timeout_s`` passes, or — with
     ``idle_s`` — it prints nothing and ``activity()`` stays the same for that long, or — with
     ``give_up`` — that function, shown each complete stdout line, returns a reason to stop.
 
@@ -86,25 +77,26 @@ def spawn(
     it ends — tools started in a session of their own never outlive the node. Output is
     decoded as UTF-8 with replacement, never raising.
     """
+    argv, stdin, give_up = tuple(req.argv), req.stdin, req.give_up
     start = time.monotonic()
     token = secrets.token_hex(8)
     try:
         proc = subprocess.Popen(
             list(argv),
-            cwd=cwd,
-            env={**env, MARK: token},
+            cwd=req.cwd,
+            env={**req.env, MARK: token},
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            stderr=subprocess.STDOUT if req.merge_stderr else subprocess.PIPE,
             start_new_session=True,
         )
     except OSError as exc:
-        return ProcResult(tuple(argv), None, "", "", time.monotonic() - start, spawn_error=str(exc))
+        return ProcResult(argv, None, "", "", time.monotonic() - start, spawn_error=str(exc))
     if stdin is not None:
         threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
-    deadline = start + timeout_s
+    deadline = start + req.timeout_s
     watch = _Lines(give_up) if give_up is not None else None
-    chunks, ended = _drain(proc, deadline, idle_s, activity, watch)
+    chunks, ended = _drain(proc, deadline, req.idle_s, req.activity, watch)
     stopped = ended != "eof" or not _reaped(proc, deadline)
     if stopped:
         _stop(proc)
@@ -113,7 +105,7 @@ def spawn(
             chunks[fd].add(more[fd].bytes())
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
-    if reap or stopped:
+    if req.reap or stopped:
         _kill_group(proc.pid)
         _kill_marked(token)
     for stream in (proc.stdout, proc.stderr):
@@ -123,7 +115,7 @@ def spawn(
     err = chunks[2].bytes()
     code = None if stopped else proc.returncode
     return ProcResult(
-        tuple(argv),
+        argv,
         code,
         _decode(out),
         _decode(err),
@@ -209,25 +201,8 @@ class Marked:
         self.inner = inner
         self.mark = mark
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout_s: float,
-        merge_stderr: bool = False,
-        stdin: str | None = None,
-        idle_s: float | None = None,
-        activity: Callable[[], object] | None = None,
-        reap: bool = False,
-        give_up: Callable[[str], str | None] | None = None,
-    ) -> ProcResult:
-        return self.inner(
-            argv, cwd=cwd, env={**env, RUN_MARK: self.mark}, timeout_s=timeout_s,
-            merge_stderr=merge_stderr, stdin=stdin, idle_s=idle_s, activity=activity,
-            reap=reap, give_up=give_up,
-        )  # fmt: skip
+    def __call__(self, req: SpawnRequest) -> ProcResult:
+        return self.inner(replace(req, env={**req.env, RUN_MARK: self.mark}))
 
 
 #: Bytes of a child's stdout (and of its stderr) kept in memory: the first and last halves

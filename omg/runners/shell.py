@@ -2,59 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
-from omg.runners.base import Invocation, Output, Step, is_env_failure
-from omg.runners.process import Spawner, tail
-from omg.runners.room import Room
+from omg.runners.base import Invocation, Output, is_env_failure
+from omg.runners.process import Spawner, SpawnRequest, tail
 
 
 class ShellRunner:
     """Runs ``sh -c <command>``; the result text is stdout and stderr, interleaved.
 
-    It receives nothing unasked (only what a node's ``env:`` names), keeps no transcript, and
-    is rehearsed as it is: a rehearsal stands in for models, not for commands. Its room holds
-    only the HOME and TMPDIR every execution gets.
+    It receives nothing unasked (only what a node's ``env:`` names). It is a Runner and no
+    agent runtime: it keeps no session or transcript, and is rehearsed as it is (a rehearsal
+    stands in for models, not for commands); its room holds only the HOME and TMPDIR every
+    execution gets.
     """
 
-    names_sessions = True  # (a shell node has no session; agent fakes built on it do)
     env_prefixes: tuple[str, ...] = ()
-    transcript_home = ""
-    pin_hint = ""
-    room_env: tuple[str, ...] = ()
-
-    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
-        return dict(env)
-
-    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
-        return None
-
-    def steps(self, transcript: Path) -> list[Step]:
-        return []
-
-    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
-        return dict(parent)
-
-    def rehearsal_tags(
-        self, env: Mapping[str, str], node: str, round_: int, attempt: int
-    ) -> dict[str, str]:
-        return dict(env)
-
-    def endpoint(self, url: str) -> dict[str, str]:
-        return {}
 
     def argv(self, inv: Invocation) -> list[str]:
         return ["sh", "-c", inv.text]
 
     def run(self, inv: Invocation, spawn: Spawner) -> Output:
         res = spawn(
-            self.argv(inv),
-            cwd=inv.cwd,
-            env=inv.env,
-            timeout_s=inv.timeout_s,
-            merge_stderr=True,
-            reap=True,  # nothing the command starts (`sleep 30 &`) outlives the node
+            SpawnRequest(
+                tuple(self.argv(inv)),
+                cwd=inv.cwd,
+                env=inv.env,
+                timeout_s=inv.timeout_s,
+                merge_stderr=True,
+                reap=True,  # nothing the command starts (`sleep 30 &`) outlives the node
+            )
         )
         if res.spawn_error is not None:
             return Output(

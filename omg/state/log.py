@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omg.records import State
+from omg.state.chunks import MAX_LINE, open_record
 from omg.state.events import Event
-from omg.state.store import MAX_LINE, RunDir, load_run, open_record
+from omg.state.store import RunDir, load_run
 from omg.state.verify import events_fix
 
 #: How a follow ended: the leg recorded its end, it stopped without (killed, or running on

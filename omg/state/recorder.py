@@ -6,12 +6,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TypeVar, Unpack, cast
+from typing import TYPE_CHECKING, TypeVar, Unpack, cast
 
 from omg.records import State
 from omg.state.events import Event, EventFields, EventKind
 from omg.state.fold import EVENT_SCHEMA, apply
-from omg.state.store import RunDir
+
+if TYPE_CHECKING:
+    from omg.state.store import RunDir
 
 #: Events after which state.json may be rewritten for live readers: whatever settles a node (or
 #: a leg). A retry's attempt, a start and a gate decision (its verdict follows at once) only

@@ -12,7 +12,7 @@ from omg.fastschema import Check, compile_schema
 from omg.records import State
 from omg.state.events import Event
 from omg.state.fold import apply, empty_state
-from omg.state.store import SCHEMAS
+from omg.state.snapshot import SCHEMAS
 from omg.stats.facts import Damaged, Malformed, RunFacts, facts
 
 

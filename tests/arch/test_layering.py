@@ -26,8 +26,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "nodefile": set(),
     "graphdata": set(),
     "words": set(),
+    "runtimes": set(),
     "records": {"kinds", "graphdata"},
-    "graph": {"kinds", "errors", "fastschema", "graphdata"},
+    "graph": {"kinds", "errors", "fastschema", "graphdata", "runtimes"},
     "schedule": {"graph", "kinds", "errors", "records"},
     "matrix": {"graph", "schedule", "kinds", "errors"},
     "prune": {"errors"},
@@ -42,7 +43,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "graphdata",
     },
-    "runners": {"graph", "kinds", "errors", "spend"},
+    "runners": {"graph", "kinds", "errors", "spend", "runtimes"},
     "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask", "words"},
     "stubmodel": {"errors", "graph", "runners"},
@@ -85,6 +86,14 @@ PURE = (
     "graph/durations.py",
     "graph/findings.py",
     "graph/verdicts.py",
+    "graph/shell/scan.py",
+    "graph/shell/lexer.py",
+    "graph/shell/frames.py",
+    "graph/shell/flow.py",
+    "graph/shell/refusals.py",
+    "graph/shell/words.py",
+    "graph/shell/programs.py",
+    "graph/shell/options.py",
     "schedule.py",
     "matrix.py",
     "prune.py",
@@ -92,6 +101,7 @@ PURE = (
     "state/wave.py",
     "records.py",
     "graphdata.py",
+    "runtimes.py",
     "kinds.py",
     "fastschema.py",
     "strictjson.py",
@@ -373,8 +383,8 @@ def test_the_seam_check_can_see_a_leak() -> None:
     assert not CLAUDE_SPECIFIC.search("OMG_CLAUDE_BIN is claude's and so are claude's words")
 
 
-#: Modules that name a runtime by its kind, as they must: the registry and the graph's list.
-NAMES_RUNTIMES = {REGISTRY, "omg/graph/model.py"}
+#: Modules that name a runtime by its kind, as they must: the registry and the declarations.
+NAMES_RUNTIMES = {REGISTRY, "omg/runtimes.py"}
 
 
 def _declared(path: Path, values: set[str]) -> list[str]:
@@ -388,9 +398,9 @@ def _declared(path: Path, values: set[str]) -> list[str]:
 
 
 def test_a_runtimes_declarations_are_spelled_only_in_its_folder() -> None:
-    from omg.runners import default_runners
+    from omg.runners import agents
 
-    for name, runner in default_runners().items():
+    for name, runner in agents().items():
         folder = PACKAGE / "runners" / name
         values = {v for v in (*runner.room_env, runner.pin_hint.split("@X")[0]) if v}
         if not values:

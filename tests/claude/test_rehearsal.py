@@ -90,12 +90,11 @@ def test_a_rehearsed_run_resumes_only_as_a_rehearsal(repo: Path, env: Env, tmp_p
     assert again.returncode == 0, again.stderr
 
 
-def test_the_readmes_fragment_example_runs_as_written(repo: Path, env: Env) -> None:
-    """README's "Reuse a loop: fragments": the fragment file and the graph using it, copied
-    out of the README, run — the loop spliced in, the judge's reply reaching `report`."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Reuse a loop: fragments", 1)[1].split("\n## ", 1)[0]
-    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+def test_the_fragments_pages_example_runs_as_written(repo: Path, env: Env) -> None:
+    """docs/fragments.md: the fragment file and the graph using it, copied out of the page,
+    run — the loop spliced in, the judge's reply reaching `report`."""
+    page = (ROOT / "docs" / "fragments.md").read_text()
+    for block in re.findall(r"```yaml\n(.*?)```", page, re.S):
         where = block.splitlines()[0].removeprefix("# ")
         (repo / where).parent.mkdir(parents=True, exist_ok=True)
         (repo / where).write_text(block)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kit import ScriptedClaude, of, omg_run, write_graph
@@ -15,7 +13,7 @@ from kit import ScriptedClaude, of, omg_run, write_graph
 from omg.graph.load import load_graph
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, start_run
-from omg.runners.process import ProcResult, spawn
+from omg.runners.process import ProcResult, SpawnRequest, spawn
 
 
 class RecordingSpawn:
@@ -24,19 +22,10 @@ class RecordingSpawn:
     def __init__(self) -> None:
         self.calls: list[tuple[tuple[str, ...], float, float]] = []
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout_s: float,
-        merge_stderr: bool = False,
-        **more: Any,
-    ) -> ProcResult:
+    def __call__(self, req: SpawnRequest) -> ProcResult:
         t0 = time.monotonic()
-        res = spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr, **more)
-        self.calls.append((tuple(argv), t0, time.monotonic()))
+        res = spawn(req)
+        self.calls.append((req.argv, t0, time.monotonic()))
         return res
 
 

@@ -18,7 +18,7 @@ import pytest
 from kit import omg_call
 
 from omg.leg.lease import Claim, Holder, Times, decode, encode, lapses, standing
-from omg.state.store import Process, this_process
+from omg.state.holder import Process, this_process
 
 from .helpers import (
     bare_origin,

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import random
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -19,8 +17,7 @@ from omg.ledgerrows import limits
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, resume_run, start_run
 from omg.runners.claude import ClaudeRunner
-from omg.runners.process import ProcResult
-from omg.runners.shell import ShellRunner
+from omg.runners.process import ProcResult, SpawnRequest
 from omg.state.ledger import ledger
 from omg.state.store import RunDir
 
@@ -31,16 +28,7 @@ class SpendingClaude:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout_s: float,
-        merge_stderr: bool = False,
-        **more: Any,
-    ) -> ProcResult:
+    def __call__(self, req: SpawnRequest) -> ProcResult:
         ok = self.rng.random() < 0.6
         reply = {
             "type": "result",
@@ -50,7 +38,7 @@ class SpendingClaude:
             "session_id": f"s{self.rng.randrange(10**6)}",
             "total_cost_usd": round(self.rng.uniform(0.001, 0.5), 4),
         }
-        return ProcResult(tuple(argv), 0, json.dumps(reply), "", 0.01)
+        return ProcResult(req.argv, 0, json.dumps(reply), "", 0.01)
 
 
 @st.composite
@@ -99,7 +87,7 @@ def test_the_ledger_rows_sum_to_the_state_totals(
         runs_dir=root / "runs",
         root=root,
         spawn=SpendingClaude(seed),
-        runners={"shell": ShellRunner(), "claude": ClaudeRunner(binary=sys.executable)},
+        agents={"claude": ClaudeRunner(binary=sys.executable)},
     )
     end = start_run(graph, path, {}, env, LegOptions(1), run_id="r")
     if end.result is not None and end.result.outcome == "failed":

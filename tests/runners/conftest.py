@@ -7,7 +7,8 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 
 from omg.graph.model import Node
 from omg.runners import Invocation
-from omg.runners.process import ProcResult, spawn
+from omg.runners.process import ProcResult, SpawnRequest, spawn
 
 STUB_SOURCE = Path(__file__).resolve().parent / "stub_claude.py"
 #: The real interpreter's directory first, so the stub's `#!/usr/bin/env python3` needs no shim.
@@ -99,27 +100,10 @@ class RecordingSpawn:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout_s: float,
-        merge_stderr: bool = False,
-        **more: Any,
-    ) -> ProcResult:
-        self.calls.append(
-            {
-                "argv": list(argv),
-                "cwd": cwd,
-                "env": dict(env),
-                "timeout_s": timeout_s,
-                "merge_stderr": merge_stderr,
-                **more,
-            }
-        )
-        return spawn(argv, cwd=cwd, env=env, timeout_s=timeout_s, merge_stderr=merge_stderr, **more)
+    def __call__(self, req: SpawnRequest) -> ProcResult:
+        call = {f.name: getattr(req, f.name) for f in fields(req)}
+        self.calls.append({**call, "argv": list(req.argv), "env": dict(req.env)})
+        return spawn(req)
 
 
 @pytest.fixture

@@ -486,8 +486,8 @@ def test_a_silent_agent_is_stopped_as_stuck_not_slow(rt, claude_stub, make_inv, 
 
 
 class RefusingSpawn:
-    def __call__(self, argv, **kw):  # pragma: no cover - must never be reached
-        raise AssertionError(f"spawned {argv} although claude is missing")
+    def __call__(self, req):  # pragma: no cover - must never be reached
+        raise AssertionError(f"spawned {req.argv} although claude is missing")
 
 
 def test_missing_binary_is_run_error_with_install_hint(make_inv, tmp_path):

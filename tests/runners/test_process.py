@@ -4,15 +4,23 @@ and stops a child as soon as a line it printed gives a reason to."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from omg.runners.claude.stream import AuthRetries
-from omg.runners.process import CAPTURE_LIMIT, spawn
+from omg.runners.process import (
+    CAPTURE_LIMIT,
+    RUN_MARK,
+    Marked,
+    ProcResult,
+    SpawnRequest,
+    spawn,
+)
 
 
 def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_path: Path) -> None:
     script = f"echo FIRST; head -c {3 * CAPTURE_LIMIT} /dev/zero | tr '\\0' x; echo; echo LAST"
-    res = spawn(["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout_s=60)
+    res = spawn(SpawnRequest(("sh", "-c", script), tmp_path, {"PATH": "/usr/bin:/bin"}, 60))
     assert res.exit_code == 0
     assert len(res.stdout) <= CAPTURE_LIMIT + (1 << 16) + 200  # within one read of the cap
     assert res.stdout.startswith("FIRST\n") and res.stdout.endswith("LAST\n")
@@ -20,16 +28,16 @@ def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_pat
 
 
 def test_a_child_under_the_limit_is_kept_whole(tmp_path: Path) -> None:
-    res = spawn(["sh", "-c", "printf 'a%.0s' $(seq 1000)"], cwd=tmp_path, env={}, timeout_s=10)
+    res = spawn(SpawnRequest(("sh", "-c", "printf 'a%.0s' $(seq 1000)"), tmp_path, {}, 10))
     assert res.stdout == "a" * 1000
 
 
 def test_a_line_the_watch_gives_up_on_stops_the_child_at_once(tmp_path: Path) -> None:
     script = "echo one; printf 'fat'; sleep 0.2; echo 'al two'; sleep 30; echo never"
-    res = spawn(
-        ["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+    res = spawn(SpawnRequest(
+        ("sh", "-c", script), tmp_path, {"PATH": "/usr/bin:/bin"}, 60,
         give_up=lambda line: f"saw {line!r}" if "fatal" in line else None,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert res.gave_up == "saw 'fatal two'"  # a line split across two reads is judged whole
     assert not res.timed_out and res.exit_code is None
     assert "never" not in res.stdout
@@ -45,3 +53,20 @@ def test_the_credentials_are_given_up_on_at_the_second_refusal() -> None:
     assert watch('{"type":"assistant"}') is None
     assert watch(retry_line(401)) is None
     assert watch(retry_line(403)) == "the API refused the credentials 2 times (HTTP 403)"
+
+
+def test_a_marked_spawner_passes_the_whole_request_on_adding_only_the_run_mark(
+    tmp_path: Path,
+) -> None:
+    seen: list[SpawnRequest] = []
+
+    def inner(req: SpawnRequest) -> ProcResult:
+        seen.append(req)
+        return ProcResult(req.argv, 0, "", "", 0.0)
+
+    req = SpawnRequest(
+        ("sh", "-c", "true"), tmp_path, {"PATH": "/bin"}, 5, idle_s=2, stdin="in",
+        merge_stderr=True, reap=True, give_up=lambda line: None, activity=lambda: 1,
+    )  # fmt: skip
+    Marked(inner, "r1@abc")(req)
+    assert seen == [replace(req, env={"PATH": "/bin", RUN_MARK: "r1@abc"})]

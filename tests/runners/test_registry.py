@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omg.graph.model import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RUNTIMES
 from omg.graph.schema import SCHEMA_FILE
-from omg.runners import Runner, default_runners
+from omg.runners import AgentRuntime, Runner, agents, default_runners
 from omg.runners.process import child_env
 from omg.runners.registry import agent_runtimes, rehearsal_env, stub_endpoint
+from omg.runtimes import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RUNTIMES
 
 PARENT = {
     "PATH": "/usr/bin:/bin",
@@ -46,13 +46,28 @@ def test_the_schema_the_model_and_the_registry_name_the_same_runtimes() -> None:
     assert "shell" in default_runners()
 
 
+def _members(seam: type) -> set[str]:
+    """What a Protocol of the seam declares itself: its attributes and methods."""
+    methods = [k for k, v in vars(seam).items() if callable(v) and not k.startswith("_")]
+    return {*seam.__annotations__, *methods}
+
+
 def test_every_registered_runner_declares_the_whole_seam() -> None:
-    methods = [k for k, v in vars(Runner).items() if callable(v) and not k.startswith("_")]
-    members = [*Runner.__annotations__, *methods]
-    assert {"argv", "run", "env_prefixes", "transcript", "rehearsal_env"} <= set(members)
+    assert _members(Runner) == {"argv", "run", "env_prefixes"}
+    assert {"transcript", "rehearsal_env", "names_sessions", "furnish"} <= _members(AgentRuntime)
     for name, runner in default_runners().items():
-        missing = [m for m in members if not hasattr(runner, m)]
+        missing = [m for m in _members(Runner) if not hasattr(runner, m)]
         assert not missing, f"runner {name!r} lacks {missing}"
+    for name, runtime in agents().items():
+        missing = [m for m in _members(AgentRuntime) if not hasattr(runtime, m)]
+        assert not missing, f"agent runtime {name!r} lacks {missing}"
+
+
+def test_the_shell_runner_is_no_agent_runtime_and_stubs_none_of_its_members() -> None:
+    shell = default_runners()["shell"]
+    stubs = sorted(m for m in _members(AgentRuntime) if hasattr(shell, m))
+    assert stubs == [], f"ShellRunner declares what only an agent runtime has: {stubs}"
+    assert "shell" not in agents()
 
 
 def test_a_model_key_reaches_only_the_runtime_that_declares_it() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from omg.runners import default_runners
+from omg.runners import agents
 from omg.runners.room import Rooms, carry
 
 
@@ -93,7 +93,7 @@ def test_an_agent_runtime_moves_its_configuration_home_into_the_room(
 ) -> None:
     """Only the room's: the user's home and the user's configuration home are not used, and
     a stored login is carried in only when no key variable authenticates the CLI."""
-    runner = default_runners()[runtime]
+    runner = agents()[runtime]
     [var] = runner.room_env
     users = tmp_path / "users"
     users.mkdir()

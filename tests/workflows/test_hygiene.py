@@ -1,7 +1,7 @@
-"""The shipped action and workflows, and the README's copy-paste workflows: zizmor and
-actionlint pass, and omg's own rules hold — third-party actions pinned by commit, no
-expressions in shell text, least privilege, legs that queue instead of cancelling, and an
-action whose inputs and outputs match `omg leg`."""
+"""The shipped action and workflows, and the copy-paste workflows of the README and the docs
+pages: zizmor and actionlint pass, and omg's own rules hold — third-party actions pinned by
+commit, no expressions in shell text, least privilege, legs that queue instead of cancelling,
+and an action whose inputs and outputs match `omg leg`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from mdpages import README, all_blocks
 
 from omg.github.outputs import FANOUT_OUTPUT_NAMES, OUTPUT_NAMES
 
@@ -23,24 +24,24 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
 LEG_WORKFLOWS = ("omg-review.yml", "omg-resume.yml")
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
-README = ROOT / "README.md"
-#: The README's workflow blocks (its YAML blocks with jobs:), each named by its first line.
-README_WORKFLOWS = [
-    b for b in re.findall(r"^```yaml\n(.*?)^```", README.read_text(), re.S | re.M) if "\njobs:" in b
-]
+#: The workflow blocks of the README and the docs pages (their YAML blocks with jobs:), each
+#: named by its first line.
+DOC_BLOCKS = [b for b in all_blocks("yaml") if "\njobs:" in b.text]
+DOC_WORKFLOWS = [b.text for b in DOC_BLOCKS]
 
 
 @pytest.fixture
-def readme_workflows(tmp_path: Path) -> list[Path]:
-    """The README's workflows as the files a reader would save, under the names they give."""
-    out = []
-    for block in README_WORKFLOWS:
-        name = named(block).removeprefix("README ")
-        assert name.endswith(".yml"), f"a README workflow should start by naming its file: {name}"
+def doc_workflows(tmp_path: Path) -> dict[str, Path]:
+    """The pages' workflows as the files a reader would save, under the names they give."""
+    out = {}
+    for block in DOC_WORKFLOWS:
+        name = named(block).removeprefix("docs ")
+        assert name.endswith(".yml"), f"a docs workflow should start by naming its file: {name}"
+        assert name not in out, f"two pages show {name}: show each workflow once"
         path = tmp_path / ".github" / "workflows" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(block)
-        out.append(path)
+        out[name] = path
     return out
 
 
@@ -63,7 +64,7 @@ def test_the_shipped_workflows_are_there() -> None:
 
 
 def test_the_review_workflows_check_out_the_base_the_pr_targets(
-    readme_workflows: list[Path],
+    doc_workflows: dict[str, Path],
 ) -> None:
     """The shipped review workflow, the README's copy and `omg init`'s: the job's checkout is
     the commit the PR targets, so no file of the PR is the judge (omg fetches the head into
@@ -71,7 +72,7 @@ def test_the_review_workflows_check_out_the_base_the_pr_targets(
     from omg.cli.init import Pin, render
 
     made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
-    for text in (ROOT / ".github/workflows/omg-review.yml", readme_workflows[0], made):
+    for text in (ROOT / ".github/workflows/omg-review.yml", doc_workflows["omg-review.yml"], made):
         doc = load(text)
         [checkout] = [s for s in steps(doc) if s["uses"].startswith("actions/checkout@")]
         assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
@@ -89,32 +90,53 @@ def test_zizmor_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_readme_shows_both_workflows_to_copy(readme_workflows: list[Path]) -> None:
-    assert [p.name for p in readme_workflows] == [
+def test_the_pages_show_the_workflows_to_copy(doc_workflows: dict[str, Path]) -> None:
+    """The README shows the review workflow; the docs pages the resume, dispatch and nightly
+    ones."""
+    assert set(doc_workflows) == {
         "omg-review.yml",
         "omg-resume.yml",
         "omg-dispatch.yml",
         "omg-nightly.yml",
-    ]
+    }
+    [review] = [b for b in DOC_BLOCKS if b.text.startswith("# .github/workflows/omg-review.yml")]
+    assert review.page == README
 
 
-def test_zizmor_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
-    done = zizmor(readme_workflows)
+@pytest.mark.parametrize("name", ["omg-review.yml", "omg-resume.yml"])
+def test_the_pages_show_the_workflows_omg_init_writes_as_it_writes_them(
+    name: str, doc_workflows: dict[str, Path]
+) -> None:
+    """A page's copy of a workflow `omg init` writes is what `omg init --show` prints, pinned
+    to the zeros the page says stand for the commit (the version in a comment aside)."""
+    from omg.cli.init import Pin, render
+
+    def unversioned(text: str) -> str:
+        return re.sub(r"pinned by commit \([^)]*\)", "pinned by commit (VERSION)", text)
+
+    shown = doc_workflows[name].read_text().split("\n", 1)[1]  # after the line naming the file
+    made = render(name, Pin("your-org/omg", "0" * 40))
+    assert unversioned(shown).strip() == unversioned(made).strip()
+
+
+def test_zizmor_finds_nothing_in_the_docs_workflows(doc_workflows: dict[str, Path]) -> None:
+    done = zizmor(list(doc_workflows.values()))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_omg_lint_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
+def test_omg_lint_finds_nothing_in_the_docs_workflows(doc_workflows: dict[str, Path]) -> None:
     """Each workflow a leg dispatches takes the dispatch's `run-id` alone (`omg lint`)."""
     from omg.graph.lint import lint_files
 
-    found = lint_files([readme_workflows[0].parent])
-    assert [name for name, _ in found] == sorted(str(p) for p in readme_workflows)
+    paths = list(doc_workflows.values())
+    found = lint_files([paths[0].parent])
+    assert [name for name, _ in found] == sorted(str(p) for p in paths)
     assert all(f == [] for _, f in found), found
 
 
-def test_zizmor_is_able_to_fail_on_a_readme_workflow(readme_workflows: list[Path]) -> None:
+def test_zizmor_is_able_to_fail_on_a_docs_workflow(doc_workflows: dict[str, Path]) -> None:
     """Without its justification the comment trigger is flagged, as in the shipped file."""
-    resume = readme_workflows[1]
+    resume = doc_workflows["omg-resume.yml"]
     resume.write_text(resume.read_text().replace(" # zizmor: ignore[dangerous-triggers]", ""))
     done = zizmor([resume])
     assert done.returncode != 0 and "dangerous-triggers" in done.stdout
@@ -136,8 +158,8 @@ def test_actionlint_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_actionlint_finds_nothing_in_the_readme_workflows(readme_workflows: list[Path]) -> None:
-    done = actionlint([str(p) for p in readme_workflows])
+def test_actionlint_finds_nothing_in_the_docs_workflows(doc_workflows: dict[str, Path]) -> None:
+    done = actionlint([str(p) for p in doc_workflows.values()])
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -155,14 +177,14 @@ def test_actionlint_is_able_to_fail(tmp_path: Path) -> None:
 
 
 def named(path: Path | str) -> str:
-    """A file's name, or the name a README workflow block gives itself."""
+    """A file's name, or the name a docs workflow block gives itself."""
     if isinstance(path, Path):
         return path.name
     found = re.match(r"# \.github/workflows/([\w-]+\.yml)", path)
-    return f"README {found.group(1) if found else path[:30]}"
+    return f"docs {found.group(1) if found else path[:30]}"
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION, *README_WORKFLOWS], ids=named)
+@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION, *DOC_WORKFLOWS], ids=named)
 def test_third_party_actions_are_pinned_by_commit(path: Path | str) -> None:
     for step in steps(load(path)):
         uses = step.get("uses")
@@ -170,14 +192,14 @@ def test_third_party_actions_are_pinned_by_commit(path: Path | str) -> None:
             assert PINNED.match(uses), f"{named(path)}: {uses} is not pinned by a full commit SHA"
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION, *README_WORKFLOWS], ids=named)
+@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION, *DOC_WORKFLOWS], ids=named)
 def test_no_expression_is_expanded_inside_shell_text(path: Path | str) -> None:
     for step in steps(load(path)):
         run = step.get("run") or ""
         assert "${{" not in run, f"{named(path)}: pass values via env:, not in run: {run[:60]!r}"
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, *README_WORKFLOWS], ids=named)
+@pytest.mark.parametrize("path", [*WORKFLOWS, *DOC_WORKFLOWS], ids=named)
 def test_every_workflow_starts_with_no_permissions_beyond_reading(path: Path | str) -> None:
     doc = load(path)
     assert "permissions" in doc, f"{named(path)} needs a top-level permissions: block"
@@ -343,7 +365,7 @@ def test_the_action_uploads_the_runs_page_after_the_leg() -> None:
 @pytest.mark.parametrize(
     "path",
     [ROOT / ".github" / "workflows" / "omg-nightly.yml", *(
-        b for b in README_WORKFLOWS if b.startswith("# .github/workflows/omg-nightly.yml"))],
+        b for b in DOC_WORKFLOWS if b.startswith("# .github/workflows/omg-nightly.yml"))],
     ids=named,
 )  # fmt: skip
 def test_the_nightly_posts_the_last_weeks_statistics_after_its_leg(path: Path | str) -> None:

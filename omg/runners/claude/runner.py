@@ -7,22 +7,16 @@ through the injected ``Spawner``, and leaves what the reply means to ``reply``.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 
-from omg.runners.base import Invocation, Output, Step
+from omg.runners.agent import AgentRunner
+from omg.runners.base import Invocation, Output
 from omg.runners.claude import config, rehearsal, reply
 from omg.runners.claude.reply import BIN_ENV
 from omg.runners.claude.stream import AuthRetries, api_retries
 from omg.runners.claude.transcript import size, steps, transcript_path
 from omg.runners.process import Spawner
-from omg.runners.room import Room
-
-DEFAULT_BIN = "claude"
 
 #: Prefixes passed only to the claude runtime (its endpoint, auth and settings). Secrets
 #: (ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN) reach a shell node or verify command only when
@@ -30,7 +24,7 @@ DEFAULT_BIN = "claude"
 PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_CONFIG_DIR")
 
 
-class ClaudeRunner:
+class ClaudeRunner(AgentRunner):
     """Runs an agent node with the real Claude Code CLI in print mode.
 
     argv, in this fixed order (each optional flag only when the node or invocation sets it);
@@ -63,66 +57,43 @@ class ClaudeRunner:
     rather than omg silently imposing one; a graph that needs a mode says so.
     """
 
+    name = "claude"
+    bin_env = BIN_ENV
+    install_hint = reply.INSTALL_HINT
     names_sessions = True
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CLAUDE_CONFIG_DIR (or ~/.claude)/projects/"
     pin_hint = "npm install @anthropic-ai/claude-code@X"
     room_env: tuple[str, ...] = (config.CONFIG_DIR,)
 
-    def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
-        self._binary = binary
-        self._parent_env = parent_env
-
-    # -- what omg keeps and rehearses ------------------------------------------------------
-    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
-        return config.furnish(room, env)
-
-    def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
-        return transcript_path(env, cwd, session)
-
-    def steps(self, transcript: Path) -> list[Step]:
-        return steps(transcript)
-
-    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
-        return rehearsal.rehearsal_env(parent, url)
-
-    def rehearsal_tags(
-        self, env: Mapping[str, str], node: str, round_: int, attempt: int
-    ) -> dict[str, str]:
-        return rehearsal.rehearsal_tags(env, node, round_, attempt)
-
-    def endpoint(self, url: str) -> dict[str, str]:
-        return rehearsal.endpoint(url)
+    # -- what omg keeps and rehearses: this runtime's own modules --------------------------
+    furnish = staticmethod(config.furnish)
+    transcript = staticmethod(transcript_path)
+    steps = staticmethod(steps)
+    rehearsal_env = staticmethod(rehearsal.rehearsal_env)
+    rehearsal_tags = staticmethod(rehearsal.rehearsal_tags)
+    endpoint = staticmethod(rehearsal.endpoint)
 
     # -- binary ----------------------------------------------------------------------------
-    def resolve_binary(self) -> tuple[str | None, str]:
-        """(path of the claude binary, "") or (None, why it could not be found)."""
-        parent = os.environ if self._parent_env is None else self._parent_env
-        if self._binary is not None:
-            wanted, source = self._binary, "the configured claude binary"
-        elif parent.get(BIN_ENV):
-            wanted, source = parent[BIN_ENV], BIN_ENV
-        else:
-            wanted, source = DEFAULT_BIN, "PATH"
-        if os.sep in wanted:
-            path = os.path.abspath(wanted)
-            if os.path.isfile(path) and os.access(path, os.X_OK):
-                return path, ""
-            why = f"{source} names {wanted!r}, which is not an executable file"
-            return None, f"{why}; {reply.INSTALL_HINT}"
-        found = shutil.which(wanted, path=parent.get("PATH", os.defpath))
-        if found is not None:
-            return os.path.abspath(found), ""
+    def unusable(self, wanted: str, source: str) -> str:
+        return f"{source} names {wanted!r}, which is not an executable file; {reply.INSTALL_HINT}"
+
+    def missing(self, wanted: str, source: str) -> str:
         where = f"{wanted!r} was not found on PATH"
         if source == BIN_ENV:
             where = f"{BIN_ENV}={where}"
-        return None, f"claude CLI not found: {where}; {reply.INSTALL_HINT}"
+        return f"claude CLI not found: {where}; {reply.INSTALL_HINT}"
+
+    def version_of(self, said: str) -> str:
+        """``claude --version``'s version number (e.g. 2.1.332)."""
+        first = (said.split() or [""])[0]
+        return first if re.fullmatch(r"\d+(\.\d+)+\S*", first) else ""
 
     # -- argv ------------------------------------------------------------------------------
     def argv(self, inv: Invocation) -> list[str]:
         binary, _ = self.resolve_binary()
         node = inv.node
-        out = [binary or DEFAULT_BIN, "-p", "--output-format", "stream-json", "--verbose"]
+        out = [binary or self.name, "-p", "--output-format", "stream-json", "--verbose"]
         out += config.flags(node.project_settings)
         if node.permission_mode is not None:
             out += ["--permission-mode", node.permission_mode]
@@ -142,22 +113,6 @@ class ClaudeRunner:
             out += ["--session-id", inv.session_id]
         return out
 
-    def version(self) -> str:
-        """``claude --version``'s version number (e.g. 2.1.332), asked once per binary; ""
-        when it does not say one. Asked through the process chokepoint, not the node's
-        spawner: it is omg's question, not the node's work."""
-        from omg.runners.process import spawn
-
-        binary, _ = self.resolve_binary()
-        if binary is None:
-            return ""
-        if binary not in _VERSIONS:
-            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": os.environ.get("HOME", "/")}
-            done = spawn([binary, "--version"], cwd=Path.cwd(), env=env, timeout_s=10)
-            first = (done.stdout.split() or [""])[0]
-            _VERSIONS[binary] = first if re.fullmatch(r"\d+(\.\d+)+\S*", first) else ""
-        return _VERSIONS[binary]
-
     # -- run -------------------------------------------------------------------------------
     def run(self, inv: Invocation, spawn: Spawner) -> Output:
         binary, problem = self.resolve_binary()
@@ -166,27 +121,15 @@ class ClaudeRunner:
         started_session = inv.session_id or inv.resume_session
         version = self.version()
         transcript = transcript_path(inv.env, inv.cwd, started_session)
-        res = spawn(
-            self.argv(inv),
-            cwd=inv.cwd,
-            env=inv.env,
-            timeout_s=inv.timeout_s,
-            stdin=inv.text,
-            idle_s=inv.node.idle_timeout_s,
-            activity=(lambda: size(transcript)) if transcript is not None else None,
-            reap=True,  # the agent's tools run in sessions of their own: none outlives it
+        res = self.session(
+            inv,
+            spawn,
             give_up=AuthRetries(),  # the CLI retries a refused key for minutes
+            activity=(lambda: size(transcript)) if transcript is not None else None,
         )
         retries = api_retries(res.stdout)
         if res.spawn_error is not None:
-            return Output(
-                None,
-                "",
-                error="run_error",
-                detail=f"could not start claude ({binary}): {res.spawn_error}; "
-                + reply.INSTALL_HINT,
-                duration_s=res.duration_s,
-            )
+            return self.not_started(binary, res)
         if res.gave_up is not None:
             return reply.auth_refused(res, started_session, retries)
         if res.timed_out or res.idle:
@@ -212,9 +155,6 @@ class ClaudeRunner:
             tool_version=version,
             api_retries=retries.count,
         )
-
-
-_VERSIONS: dict[str, str] = {}
 
 
 def _usd(value: float) -> str:

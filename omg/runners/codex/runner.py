@@ -8,21 +8,18 @@ The child's environment is the caller's business (``process.child_env`` with thi
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from omg.runners.base import Invocation, Output, Step
+from omg.runners.agent import AgentRunner
+from omg.runners.base import Invocation, Output
 from omg.runners.codex import config, cost, events, rehearsal, reply, rollout
 from omg.runners.codex.reply import BIN_ENV
 from omg.runners.process import Spawner
-from omg.runners.room import Room
 from omg.spend import Spend
 
-DEFAULT_BIN = "codex"
 #: Prefixes passed only to the codex runtime: its key (OPENAI_API_KEY, CODEX_API_KEY), its
 #: home (CODEX_HOME) and omg's endpoint setting for it. Claude and shell nodes never see them.
 PREFIXES = ("OPENAI_", "CODEX_", "OMG_CODEX_")
@@ -43,7 +40,7 @@ PROVIDER = "omg"
 REQUEST_RETRIES, STREAM_RETRIES = 1, 1
 
 
-class CodexRunner:
+class CodexRunner(AgentRunner):
     """Runs an agent node with the real OpenAI Codex CLI, non-interactively.
 
     argv, in this fixed order; the prompt goes on standard input (``-``)::
@@ -62,57 +59,42 @@ class CodexRunner:
     directory there, so a ``config.toml`` another node wrote into a codex home is never read.
     """
 
+    name = "codex"
+    bin_env = BIN_ENV
+    install_hint = reply.INSTALL_HINT
     names_sessions = False
     env_prefixes: tuple[str, ...] = PREFIXES
     transcript_home = "$CODEX_HOME (or ~/.codex)/sessions/"
     pin_hint = "npm install @openai/codex@X"
     room_env: tuple[str, ...] = (config.HOME,)
 
-    def __init__(self, binary: str | None = None, parent_env: Mapping[str, str] | None = None):
-        self._binary = binary
-        self._parent_env = parent_env
-
-    # -- what omg keeps and rehearses ------------------------------------------------------
-    def furnish(self, room: Room, env: Mapping[str, str]) -> dict[str, str]:
-        return config.furnish(room, env)
+    # -- what omg keeps and rehearses: this runtime's own modules --------------------------
+    furnish = staticmethod(config.furnish)
+    steps = staticmethod(rollout.steps)
+    rehearsal_env = staticmethod(rehearsal.rehearsal_env)
+    rehearsal_tags = staticmethod(rehearsal.rehearsal_tags)
+    endpoint = staticmethod(rehearsal.endpoint)
 
     def transcript(self, env: Mapping[str, str], cwd: Path, session: str) -> Path | None:
         return rollout.path(env, session)
 
-    def steps(self, transcript: Path) -> list[Step]:
-        return rollout.steps(transcript)
-
-    def rehearsal_env(self, parent: Mapping[str, str], url: str) -> dict[str, str]:
-        return rehearsal.rehearsal_env(parent, url)
-
-    def rehearsal_tags(
-        self, env: Mapping[str, str], node: str, round_: int, attempt: int
-    ) -> dict[str, str]:
-        return rehearsal.rehearsal_tags(env, node, round_, attempt)
-
-    def endpoint(self, url: str) -> dict[str, str]:
-        return rehearsal.endpoint(url)
-
     # -- binary ----------------------------------------------------------------------------
-    def resolve_binary(self) -> tuple[str | None, str]:
-        """(path of the codex binary, "") or (None, why it could not be found)."""
-        parent = os.environ if self._parent_env is None else self._parent_env
-        wanted = self._binary or parent.get(BIN_ENV) or DEFAULT_BIN
-        if os.sep in wanted:
-            path = os.path.abspath(wanted)
-            if os.path.isfile(path) and os.access(path, os.X_OK):
-                return path, ""
-            return None, f"{wanted!r} is not an executable file; {reply.INSTALL_HINT}"
-        found = shutil.which(wanted, path=parent.get("PATH", os.defpath))
-        if found is not None:
-            return os.path.abspath(found), ""
-        return None, f"codex CLI not found: {wanted!r} is not on PATH; {reply.INSTALL_HINT}"
+    def unusable(self, wanted: str, source: str) -> str:
+        return f"{wanted!r} is not an executable file; {reply.INSTALL_HINT}"
+
+    def missing(self, wanted: str, source: str) -> str:
+        return f"codex CLI not found: {wanted!r} is not on PATH; {reply.INSTALL_HINT}"
+
+    def version_of(self, said: str) -> str:
+        """``codex --version``'s number (e.g. 0.169.0)."""
+        found = re.search(r"\d+\.\d+\.\d+\S*", said)
+        return found.group(0) if found else ""
 
     # -- argv ------------------------------------------------------------------------------
     def argv(self, inv: Invocation) -> list[str]:
         binary, _ = self.resolve_binary()
         node = inv.node
-        out = [binary or DEFAULT_BIN, *provider_flags(inv.env)]
+        out = [binary or self.name, *provider_flags(inv.env)]
         out += ["exec", "--json", "--skip-git-repo-check"]
         out += ["--sandbox", SANDBOX.get(node.permission_mode, "workspace-write")]
         out += ["-c", 'approval_policy="never"', *config.flags(node.project_settings)]
@@ -121,20 +103,6 @@ class CodexRunner:
         if inv.resume_session:
             out += ["fork" if inv.fork else "resume", inv.resume_session]
         return [*out, "-"]
-
-    def version(self) -> str:
-        """``codex --version``'s number (e.g. 0.169.0), asked once per binary."""
-        from omg.runners.process import spawn
-
-        binary, _ = self.resolve_binary()
-        if binary is None:
-            return ""
-        if binary not in _VERSIONS:
-            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": os.environ.get("HOME", "/")}
-            done = spawn([binary, "--version"], cwd=Path.cwd(), env=env, timeout_s=10)
-            found = re.search(r"\d+\.\d+\.\d+\S*", done.stdout)
-            _VERSIONS[binary] = found.group(0) if found else ""
-        return _VERSIONS[binary]
 
     # -- run -------------------------------------------------------------------------------
     def run(self, inv: Invocation, spawn: Spawner) -> Output:
@@ -151,19 +119,10 @@ class CodexRunner:
         before = (
             rollout.totals(rollout.path(inv.env, inv.resume_session)) if inv.resume_session else {}
         )
-        res = spawn(
-            self.argv(inv),
-            cwd=inv.cwd,
-            env=inv.env,
-            timeout_s=inv.timeout_s,
-            stdin=inv.text,
-            idle_s=inv.node.idle_timeout_s,
-            reap=True,  # danger-full-access children and codex-code-mode-host: none outlives it
-            give_up=events.AuthRetries(),
-        )
+        # reaped: danger-full-access children and codex-code-mode-host outlive no session
+        res = self.session(inv, spawn, give_up=events.AuthRetries())
         if res.spawn_error is not None:
-            detail = f"could not start codex ({binary}): {res.spawn_error}; {reply.INSTALL_HINT}"
-            return Output(None, "", error="run_error", detail=detail, duration_s=res.duration_s)
+            return self.not_started(binary, res)
         stream = events.parse(res.stdout)
         if res.gave_up is not None or res.timed_out or res.idle:
             idle = inv.node.idle_timeout if res.idle else None
@@ -209,6 +168,3 @@ def provider_flags(env: Mapping[str, str]) -> list[str]:
         f"{p}.env_http_headers={headers}",
     ]
     return [x for f in flags for x in ("-c", f)]
-
-
-_VERSIONS: dict[str, str] = {}

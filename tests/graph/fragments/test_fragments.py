@@ -1,5 +1,5 @@
-"""Fragments as test cases: tests/fragments/{invalid,valid}/<case>/ is a repository holding
-graph.yaml and its graphs/fragments/; every refused case names the file:line to fix.
+"""Fragments as test cases: tests/graph/fragments/cases/{invalid,valid}/<case>/ is a repository
+holding graph.yaml and its graphs/fragments/; every refused case names the file:line to fix.
 
 Headers (YAML comments at the top of graph.yaml):
   # expect: <text>              invalid: some error's message contains it
@@ -24,10 +24,10 @@ from omg.graph.findings import Finding
 from omg.graph.lint import lint_files
 from omg.graph.load import check_file
 
-CASES = Path(__file__).parent / "fragments"
+CASES = Path(__file__).parent / "cases"
 INVALID = sorted(p for p in (CASES / "invalid").iterdir() if p.is_dir())
 VALID = sorted(p for p in (CASES / "valid").iterdir() if p.is_dir())
-GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
+GRAPHS = Path(__file__).resolve().parents[3] / "graphs"
 
 
 def checkout(case: Path, tmp_path: Path) -> Path:

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omg.graph.fragmentfile import strings
+from omg.graph.fragments.file import strings
+from omg.graph.fragments.substitution import WITH
 from omg.graph.limits import snapshot_bytes
-from omg.graph.substitution import WITH
 
 #: Keys a multi-node using node hands to every spliced node (``depends_on`` to its entries).
 HANDED = ("cwd", "worktree")

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from omg.graph.codeprograms import DECLARE
-from omg.graph.shellrefusals import (
+from omg.graph.shell.programs import DECLARE
+from omg.graph.shell.refusals import (
     ARITH_FLOW,
     CODE_FLOW,
     POSITIONAL_CODE_FLOW,

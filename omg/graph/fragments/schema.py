@@ -13,7 +13,7 @@ from typing import Any
 from omg.graph.findings import Finding
 from omg.graph.yamlpos import Positions, json_path
 
-SCHEMA_FILE = Path(__file__).parents[1] / "schemas" / "fragment.schema.json"
+SCHEMA_FILE = Path(__file__).parents[2] / "schemas" / "fragment.schema.json"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: What a one-node fragment may not set: the using node supplies them.
 SUPPLIED = ("id", "depends_on", "feedback", "cwd", "worktree")

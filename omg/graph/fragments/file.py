@@ -11,7 +11,7 @@ from typing import Any
 
 from omg.graph.files import DISK, Files, repo_root
 from omg.graph.findings import Finding
-from omg.graph.fragmentschema import fragment_schema_findings
+from omg.graph.fragments.schema import fragment_schema_findings
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path, parse
 from omg.graphdata import FragmentData

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from omg.graph.codeoptions import code_variable, command_options
-from omg.graph.codeprograms import (
+from omg.graph.shell.options import code_variable, command_options
+from omg.graph.shell.programs import (
     ALL_CODE,
     AWKS,
     DECLARE,

@@ -1,4 +1,4 @@
-"""Fragments: `use: NAME` / `with:` spliced into a graph's parsed data before any check runs."""
+"""The splice: `use: NAME` / `with:` spliced into a graph's parsed data before any check runs."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from typing import Any
 
 from omg.graph.files import DISK, Files
 from omg.graph.findings import Finding
-from omg.graph.fragmentfile import Loaded, fragments_dir, read_fragment, strings
-from omg.graph.fragmentuse import MAX_CHAIN, bindings, refused
+from omg.graph.fragments.file import Loaded, fragments_dir, read_fragment, strings
+from omg.graph.fragments.namespacing import alias, namespace
+from omg.graph.fragments.record import Site, SpliceRecord, join, node_id
+from omg.graph.fragments.size import Weight, growth, weigh
+from omg.graph.fragments.substitution import WITH_ANY, substitute
+from omg.graph.fragments.use import MAX_CHAIN, bindings, refused
 from omg.graph.limits import MAX_SNAPSHOT_BYTES, more, snapshot_bytes
 from omg.graph.model import FragmentUse
-from omg.graph.namespacing import alias, namespace
-from omg.graph.splicebase import Site, SpliceRecord, join, node_id
-from omg.graph.splicesize import Weight, growth, weigh
-from omg.graph.substitution import WITH_ANY, substitute
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions
 

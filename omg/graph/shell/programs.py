@@ -1,12 +1,12 @@
 """Code programs: how shells, interpreters, sed, awk, make and the shell's builtins read their
-words — which of them they run as code. Tables and judges for ``omg.graph.codewords``."""
+words — which of them they run as code. Tables and judges for ``omg.graph.shell.words``."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from omg.graph.codeoptions import code_variable
+from omg.graph.shell.options import code_variable
 
 #: Where a word holds an expansion (``$x``, ``$(…)``, a placeholder), the scanner puts this.
 EXP = "\ue000"

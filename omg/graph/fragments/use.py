@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from omg.graph.fragmentfile import Loaded
-from omg.graph.fragmentschema import NAME
-from omg.graph.splicebase import Site, SpliceRecord, show
+from omg.graph.fragments.file import Loaded
+from omg.graph.fragments.record import Site, SpliceRecord, show
+from omg.graph.fragments.schema import NAME
 
 #: A chain of fragment files citing one another is at most this deep.
 MAX_CHAIN = 3

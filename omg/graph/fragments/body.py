@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from omg.graph.findings import Finding
-from omg.graph.fragmentfile import check_text, read_bytes, strings
-from omg.graph.substitution import WITH, WITH_ANY
+from omg.graph.fragments.file import check_text, read_bytes, strings
+from omg.graph.fragments.substitution import WITH, WITH_ANY
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path
 
