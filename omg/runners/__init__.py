@@ -27,7 +27,8 @@ model (``rehearsal_env``, ``rehearsal_tags``, ``endpoint``) and how its CLI is p
   ``stream`` reads its stream while it runs (API retries, when to give up), ``transcript``
   where the CLI keeps a session and what steps it holds, ``rehearsal`` how it is pointed at
   the stub model, ``config`` its configuration directory in an execution's room (the user's
-  login file carried in when no key variable is set) and the setting sources it may load.
+  login file carried in when no key variable is set) and the setting sources it may load,
+  ``prices`` (pure) what an answer costs per model, the pinned CLI's own price table and rule.
 - ``codex/``: ``runner`` builds ``codex exec --json`` argv (omg's ``-c`` provider flags when a
   base URL is set for it, ``--sandbox`` from ``permission_mode``) and runs a thread,
   ``events`` folds its JSON lines (thread, agent messages, usage, errors; the refused-key

@@ -20,7 +20,7 @@ class Turn:
     text: str = ""
     tool: str = ""
     input: Mapping[str, object] = field(default_factory=dict)  # the tool input, as written
-    usage: Mapping[str, int] = field(default_factory=dict)
+    usage: Mapping[str, int | str] = field(default_factory=dict)  # counts; speed, region
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
 from omg.runners.registry import STUB_APIS
@@ -42,6 +42,10 @@ class Usage(TypedDict):
     output_tokens: int
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
+    cache_creation: NotRequired[dict[str, int]]  # the part written for an hour, and for 5 min
+    server_tool_use: NotRequired[dict[str, int]]  # web searches
+    speed: NotRequired[str]  # "fast": served at fast-mode speed
+    inference_geo: NotRequired[str]  # "us": served in the US only
 
 
 class TextBlock(TypedDict):
@@ -94,6 +98,7 @@ class Seen:
     request: Request
     rule: str  # the rule that answered, or "" for the default answer
     status: int
+    headers: tuple[tuple[str, str], ...] = ()  # as they arrived (a proxy's, tests check them)
 
 
 @dataclass
@@ -169,16 +174,7 @@ class StubModel:
             content.append(
                 {"type": "tool_use", "id": tool_id, "name": turn.tool, "input": dict(turn.input)}
             )
-        usage: Usage = {
-            "input_tokens": int(turn.usage.get("input_tokens", max(1, len(req.prompt) // 4))),
-            "output_tokens": int(
-                turn.usage.get(
-                    "output_tokens", max(1, (len(turn.text) + 20 * bool(turn.tool)) // 4)
-                )
-            ),
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
+        usage = _usage(turn, req)
         return {
             "id": f"msg_omg{next(self._ids):06d}",
             "type": "message",
@@ -211,6 +207,33 @@ def _int(value: str | None) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _usage(turn: Turn, req: Request) -> Usage:
+    """A turn's usage as the Messages API reports it: the script's counts (cache reads and
+    writes, the part written for an hour, web searches, speed and region too), else about a
+    token per four characters."""
+    given = turn.usage
+    text_size = len(turn.text) + 20 * bool(turn.tool)
+    usage: Usage = {
+        "input_tokens": int(given.get("input_tokens", max(1, len(req.prompt) // 4))),
+        "output_tokens": int(given.get("output_tokens", max(1, text_size // 4))),
+        "cache_creation_input_tokens": int(given.get("cache_creation_input_tokens", 0)),
+        "cache_read_input_tokens": int(given.get("cache_read_input_tokens", 0)),
+    }
+    if "cache_creation_1h_input_tokens" in given:
+        hour = int(given["cache_creation_1h_input_tokens"])
+        usage["cache_creation"] = {
+            "ephemeral_1h_input_tokens": hour,
+            "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"] - hour,
+        }
+    if "web_search_requests" in given:
+        usage["server_tool_use"] = {"web_search_requests": int(given["web_search_requests"])}
+    if "speed" in given:
+        usage["speed"] = str(given["speed"])
+    if "inference_geo" in given:
+        usage["inference_geo"] = str(given["inference_geo"])
+    return usage
 
 
 def _first_user_text(messages: list[Any]) -> str:
@@ -309,6 +332,7 @@ def _sse(message: Message) -> Iterator[bytes]:
 def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no wait between
 
         def log_message(self, format: str, *args: Any) -> None:
             return None
@@ -322,6 +346,9 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(raw)
+
+        def _heard(self) -> tuple[tuple[str, str], ...]:
+            return tuple(self.headers.items())
 
         def do_GET(self) -> None:
             self._json(404, _error_body(Failure(404, f"the stub model has no GET {self.path}")))
@@ -348,11 +375,11 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
             if rule is not None and rule.hang_s:
                 time.sleep(rule.hang_s)
             if rule is not None and rule.error is not None:
-                stub.seen.append(Seen(req, rule.name, rule.error.status))
+                stub.seen.append(Seen(req, rule.name, rule.error.status, self._heard()))
                 fail = _with_reset(rule.error)
                 self._json(fail.status, _error_body(fail), _error_headers(fail))
                 return
-            stub.seen.append(Seen(req, rule.name if rule else "", 200))
+            stub.seen.append(Seen(req, rule.name if rule else "", 200, self._heard()))
             message = stub.message(rule, req, str(body.get("model") or "claude-stub"))
             if not body.get("stream"):
                 self._json(200, message)
@@ -374,11 +401,11 @@ def _handler(stub: StubModel) -> type[BaseHTTPRequestHandler]:
             model, rid = str(body.get("model") or "codex-stub"), f"resp_omg{stub.next_id():06d}"
             fail = rule.error if rule is not None else None
             if fail is not None and not fail.message.startswith(responses.CONTEXT_CODE):
-                stub.seen.append(Seen(req, rule.name if rule else "", fail.status))
+                stub.seen.append(Seen(req, rule.name if rule else "", fail.status, self._heard()))
                 extra = {} if fail.retry_after is None else {"retry-after": f"{fail.retry_after:g}"}
                 self._json(fail.status, responses.error_body(fail), extra)
                 return
-            stub.seen.append(Seen(req, rule.name if rule else "", 200))
+            stub.seen.append(Seen(req, rule.name if rule else "", 200, self._heard()))
             if fail is not None:
                 chunks = responses.failed(rid, model, responses.CONTEXT_CODE, fail.message)
             else:

@@ -43,10 +43,11 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "graphdata",
     },
-    "runners": {"graph", "kinds", "errors", "spend", "runtimes"},
+    "runners": {"graph", "kinds", "errors", "spend", "runtimes", "modelproxy"},
     "git": {"errors", "dotomg", "nodefile"},
     "github": {"errors", "kinds", "mask", "words"},
     "stubmodel": {"errors", "graph", "runners"},
+    "modelproxy": {"errors", "kinds", "spend"},
     "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
     "pages": {"stats", "graph", "schedule", "state", "kinds", "records", "graphdata"},
     "ledgerrows": {"graph", "state", "words"},
@@ -69,6 +70,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "nodefile",
         "records",
         "graphdata",
+        "modelproxy",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
@@ -134,6 +136,10 @@ PURE = (
     "pages/timeline.py",
     "pages/runpage.py",
     "pages/statspage.py",
+    "modelproxy/usage.py",
+    "runners/claude/prices.py",
+    "modelproxy/headers.py",
+    "modelproxy/answers.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 

@@ -26,6 +26,7 @@ SMOKES = {
     "graph_size.py": (["--quick"], True),
     "rest_calls.py": (["--quick", "--quiet"], True),
     "stats.py": (["--quick"], True),
+    "proxy.py": (["--quick"], True),
     "engine_bench.py": (["--nodes", "5", "--repeats", "1"], False),
     "lint_bench.py": (["--runs", "1"], False),
     "resume_bench.py": (["--nodes", "20", "--repeats", "1"], False),

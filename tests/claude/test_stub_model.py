@@ -137,3 +137,29 @@ def test_omg_stub_model_serves_a_script_until_stopped(
         _, err = proc.communicate(timeout=10)
     assert "200 node - call 1 turn 0: hello" in err and "stopped" in err
     assert os.environ.get("ANTHROPIC_BASE_URL") != url
+
+
+def test_a_turns_usage_is_reported_as_the_messages_api_words_it(tmp_path: Path) -> None:
+    """Cache reads and writes, the part written for an hour, web searches, speed and region:
+    what the CLI prices an answer by (tests/modelproxy/test_prices_cli.py checks the prices)."""
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        "rules:\n  - name: priced\n    turns:\n      - text: hi\n        usage: {input_tokens: 5, "
+        "output_tokens: 6, cache_creation_input_tokens: 30, cache_creation_1h_input_tokens: 20, "
+        "cache_read_input_tokens: 7, web_search_requests: 2, speed: fast, inference_geo: us}\n"
+    )
+    stub = StubModel(load(script))
+    rule, request = stub.answer({}, {"messages": [{"role": "user", "content": "go"}]})
+    assert stub.message(rule, request, "claude-opus-5-5")["usage"] == {
+        "input_tokens": 5,
+        "output_tokens": 6,
+        "cache_creation_input_tokens": 30,
+        "cache_read_input_tokens": 7,
+        "cache_creation": {"ephemeral_1h_input_tokens": 20, "ephemeral_5m_input_tokens": 10},
+        "server_tool_use": {"web_search_requests": 2},
+        "speed": "fast",
+        "inference_geo": "us",
+    }
+    script.write_text("rules:\n  - name: x\n    turns:\n      - {text: hi, usage: {speed: warp}}\n")
+    with pytest.raises(GraphError, match="speed"):
+        load(script)
