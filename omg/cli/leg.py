@@ -26,7 +26,7 @@ def annotate(line: str) -> None:
 def job(args: LegArgs) -> int:
     """The job ``args`` ask for — a fan-out wave's (``--node``, ``--fold``), else the one its
     trigger asks for — run to its end; its exit code."""
-    from omg import ci
+    from omg.ci.job import leg, wave
 
-    run = ci.wave if args.node or args.fold else ci.leg
+    run = wave if args.node or args.fold else leg
     return exits.BY_JOB[run(args, os.environ, say, annotate)]
