@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 from common import CHILD_ENV, chain, report
 
-from omg.handoff import Canaries, Expected, Plan, apply, bundle, nothing, verify
+from omg.ci.handoff import Canaries, Expected, Plan, apply, bundle, nothing, verify
 
 ROOT = Path(__file__).resolve().parents[1]
 WHO = {f"GIT_{r}_{k}": v for r in ("AUTHOR", "COMMITTER")

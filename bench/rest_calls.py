@@ -27,8 +27,8 @@ from actions.stand_in import StandIn  # noqa: E402
 from common import machine  # noqa: E402
 from githttp import serving  # noqa: E402
 
+from omg.ci.pace import INTERVAL  # noqa: E402
 from omg.github.client import endpoint  # noqa: E402
-from omg.leg.pace import INTERVAL  # noqa: E402
 
 GATED = """\
 name: pr

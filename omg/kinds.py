@@ -24,6 +24,9 @@ Provenance = Literal["verified", "self-reported", "exit-only", "approved"]
 Verdict = Literal["PASS", "FAIL", ""]
 #: How a leg (and so the run, for now) ended.
 Outcome = Literal["passed", "failed", "paused"]
+#: How a GitHub Actions job of omg ended: clean (a leg passed, paused or continues, or there
+#: was nothing to do) or failed (the run failed, or a waiting run could not be continued).
+JobOutcome = Literal["clean", "failed"]
 #: Why a leg ended where it did (`run_finished.reason`).
 StopReason = Literal["gate", "leg_budget", "failed", "unfinished", "limit", "spend_cap"]
 #: What a `node_retried` event stands for.

@@ -292,7 +292,7 @@ def spawn_omg(
 #: libraries a leg loads, and the CLI's commands.
 PRELOAD = [
     *("kit", "pygit2", "yaml", "jsonschema", "typer", "omg.cli.app", "omg.cli.runs"),
-    *("omg.cli.leg", "omg.cli.status", "omg.cli.plan", "omg.leg.start", "omg.git.repo"),
+    *("omg.ci.job", "omg.cli.status", "omg.cli.plan", "omg.leg.start", "omg.git.repo"),
 ]
 _SERVER: list[Any] = []
 

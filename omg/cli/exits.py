@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from omg.errors import Refusal
-from omg.kinds import Outcome
+from omg.kinds import JobOutcome, Outcome
 
 PASSED: Final = 0
 FAILED: Final = 1
@@ -28,5 +28,7 @@ INTERRUPTED: Final = 130
 
 #: How a leg's outcome exits `omg run` / `omg resume`.
 BY_OUTCOME: dict[Outcome, int] = {"passed": PASSED, "failed": FAILED, "paused": PAUSED}
+#: How a GitHub Actions job's outcome exits `omg leg`.
+BY_JOB: dict[JobOutcome, int] = {"clean": PASSED, "failed": FAILED}
 #: How an OmgError exits any command.
 BY_REFUSAL: dict[Refusal, int] = {"usage": USAGE, "refused": REFUSED}

@@ -8,10 +8,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from omg.cli.ledger import limits, verdict_cell
 from omg.cli.next import steps
 from omg.errors import Hint
 from omg.graph.model import Graph
+from omg.ledgerrows import limits, verdict_cell
 from omg.records import NO_RECORD, NodeRecord
 from omg.state import Event, State
 from omg.state.ledger import ledger

@@ -7,12 +7,12 @@ import json
 import os
 from pathlib import Path
 
-from omg.cli.ledger import verdict_cell
 from omg.cli.machine import SCHEMA, dumps
 from omg.errors import StateError
 from omg.graph.build import graph_from_data
 from omg.graph.durations import format_duration
 from omg.graph.model import Node
+from omg.ledgerrows import verdict_cell
 from omg.records import NO_RECORD
 from omg.runners import AgentRuntime, Step, agents
 from omg.state import Event, NodeRecord

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from omg.cli import ledger
+from omg import ledgerrows
 from omg.errors import StateError
 from omg.github.markdown import code, link
 from omg.graph.build import graph_from_data
@@ -63,12 +63,12 @@ def write_page(runs_dir: Path, run_id: str, out: Path, artifact: str | None) -> 
     state, _ = load_run(rundir)
     events = list(rundir.read_events())
     graph = graph_from_data(state["graph"])
-    rows = ledger.execution_rows(graph, book_of(events, ledger.limits(graph)))
+    rows = ledgerrows.execution_rows(graph, book_of(events, ledgerrows.limits(graph)))
     status: str = outcome_of(state)
     if state["paused_at"]:
         status = f"paused at gate {state['paused_at']}"
     view = RunView(
-        graph, state, events, status, ledger.EXECUTION_COLUMNS, rows,
+        graph, state, events, status, ledgerrows.EXECUTION_COLUMNS, rows,
         findings(graph, rundir, events),
     )  # fmt: skip
     try:

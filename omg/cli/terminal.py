@@ -5,16 +5,15 @@ a control character from text omg did not write."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
+from omg.words import inert as inert  # what a stream may be sent of text omg did not write
+
 #: good: passed; bad: failed; wait: paused, retried, pending; note: started.
 Tone = Literal["good", "bad", "wait", "note"]
 _SGR = {"good": "32", "bad": "31", "wait": "33", "note": "36"}
-#: Control characters but tab and newline: C0, DEL and C1 (ESC starts every escape sequence).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -36,12 +35,6 @@ def may_colour(stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
     """Whether colour may be sent: a terminal, ``NO_COLOR`` unset or empty, not ``TERM=dumb``."""
     env = os.environ if env is None else env
     return may_redraw(stream, env) and not env.get("NO_COLOR")
-
-
-def inert(text: str) -> str:
-    """``text`` with every control character but tab and newline shown as ``\\xNN``: what a
-    node printed can neither colour, move the cursor of, nor retitle the reader's terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omg.github.markdown import code
-from omg.github.words import excerpt, visible
+from omg.words import excerpt, visible
 
 Verb = Literal["approve", "reject", "retry", "status", "approve-spend"]
 VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from omg.errors import UsageError
-from omg.github.words import undecodable
+from omg.words import undecodable
 
 #: The pull_request actions that start or continue a review run.
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")

@@ -11,7 +11,7 @@ from typing import Any
 from omg.graph.findings import Finding
 from omg.graph.yamlpos import Parsed, Path, json_path
 
-#: The one input a leg's dispatch of the next leg sends (`cli/leg_report.Reporting.dispatch`).
+#: The one input a leg's dispatch of the next leg sends (`ci/reporting.dispatch`).
 DISPATCH_INPUT = "run-id"
 #: The most inputs GitHub lets a `workflow_dispatch` trigger declare and a dispatch provide.
 MAX_INPUTS = 25

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from omg.errors import Hint, StateError
-from omg.github.words import undecodable, visible
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
 from omg.records import ArtifactRecord
@@ -13,6 +12,7 @@ from omg.state import NO_RECORD, State
 from omg.state.artifacts import digest
 from omg.state.events import EventKind
 from omg.state.recorder import Recorder
+from omg.words import undecodable, visible
 
 
 @dataclass(frozen=True)

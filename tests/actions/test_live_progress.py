@@ -9,11 +9,11 @@ from typing import Any, cast
 
 import pytest
 
-from omg.cli.live import LiveReport
-from omg.cli.report import Links
+from omg.ci import pace
+from omg.ci.live import LiveReport
+from omg.ci.report_md import Links
 from omg.github.client import GitHub
 from omg.graph.load import load_graph
-from omg.leg import pace
 from omg.mask import NOTHING
 from omg.state import Event, State
 

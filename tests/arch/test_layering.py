@@ -26,6 +26,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "spendbook": {"errors", "strictjson"},
     "nodefile": set(),
     "graphdata": set(),
+    "words": set(),
     "runtimes": set(),
     "records": {"kinds", "graphdata"},
     "graph": {
@@ -54,23 +55,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
     "runners": {"graph", "kinds", "errors", "spend", "runtimes", "modelproxy", "replyschema"},
     "git": {"errors", "dotomg", "nodefile"},
-    "github": {"errors", "kinds", "mask"},
+    "github": {"errors", "kinds", "mask", "words"},
     "stubmodel": {"errors", "graph", "runners", "replyschema"},
     "modelproxy": {"errors", "kinds", "spend"},
     "stats": {"kinds", "errors", "fastschema", "records", "graphdata", "state"},
-    "handoff": {
-        "errors",
-        "kinds",
-        "mask",
-        "strictjson",
-        "nodefile",
-        "records",
-        "graphdata",
-        "state",
-        "git",
-        "github",
-    },
     "pages": {"stats", "graph", "schedule", "state", "kinds", "records", "graphdata"},
+    "ledgerrows": {"graph", "state", "words"},
     "leg": {
         "fastschema",
         "strictjson",
@@ -80,7 +70,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "state",
         "runners",
         "git",
-        "github",
+        "words",
         "kinds",
         "errors",
         "dotomg",
@@ -91,40 +81,16 @@ MAY_IMPORT: dict[str, set[str]] = {
         "records",
         "graphdata",
         "modelproxy",
-        "replyschema",
-    },
-    "cli": {
-        "fastschema",
-        "strictjson",
-        "graph",
-        "schedule",
-        "state",
-        "runners",
-        "git",
-        "github",
-        "leg",
-        "matrix",
-        "stubmodel",
-        "stats",
-        "pages",
-        "kinds",
-        "errors",
-        "dotomg",
-        "mask",
-        "spend",
-        "spendbook",
-        "nodefile",
-        "records",
-        "graphdata",
-        "prune",
-        "modelproxy",
-        "handoff",
         "replyschema",
     },
     "lint": {"cli"},  # the `python -m omg.lint` shim
     "__main__": {"cli"},
     "__init__": set(),
 }
+#: The GitHub Actions job (read the trigger, plan, act, report): above the leg it runs.
+MAY_IMPORT["ci"] = MAY_IMPORT["leg"] | {"leg", "github", "ledgerrows"}
+#: The command line: above the job and everything else.
+MAY_IMPORT["cli"] = MAY_IMPORT["ci"] | {"ci", "stubmodel", "stats", "pages", "prune"}
 #: Modules that must do no I/O at all: the pure core.
 PURE = (
     "graph/model.py",
@@ -160,7 +126,17 @@ PURE = (
     "leg/wait.py",
     "nodefile.py",
     "github/commitstatus.py",
-    "github/words.py",
+    "words.py",
+    "ledgerrows.py",
+    "ci/actions.py",
+    "ci/facts.py",
+    "ci/pull_request.py",
+    "ci/comment.py",
+    "ci/dispatch.py",
+    "ci/schedule.py",
+    "ci/fanout.py",
+    "ci/pace.py",
+    "ci/report_md.py",
     "graph/workflows.py",
     "stats/facts.py",
     "stats/figures.py",
@@ -177,7 +153,8 @@ PURE = (
     "runners/claude/prices.py",
     "modelproxy/headers.py",
     "modelproxy/answers.py",
-    "handoff/limits.py",
+    "ci/handoff/limits.py",
+    "ci/findingtable.py",
 )
 IO_MODULES = {"os", "subprocess", "pygit2", "yaml", "shutil", "socket", "tempfile", "fcntl"}
 
@@ -255,6 +232,21 @@ def test_the_import_graph_has_no_cycle() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+#: The packages that may speak to GitHub (``github/``): the job (``ci/``) and the command line.
+GITHUB_USERS = ("omg/github/", "omg/ci/", "omg/cli/")
+#: The command line's modules on the job's path: they hand the job to ``ci/``, which reads
+#: GitHub's context itself.
+JOB_PATH = ("omg/cli/leg.py", "omg/cli/job_commands.py")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=rel)
+def test_only_the_job_and_the_command_line_import_github(path: Path) -> None:
+    uses = sorted(m for m in omg_imports(path) if layer(m) == "github")
+    assert not uses or rel(path).startswith(GITHUB_USERS), f"{rel(path)} imports {uses}"
+    if rel(path) in JOB_PATH:
+        assert not uses, f"{rel(path)} imports {uses}: the job reads GitHub in omg/ci/"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)

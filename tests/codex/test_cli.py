@@ -9,8 +9,8 @@ from pathlib import Path
 
 from kit import clean_env, omg_in_process, rooms_left, run_graph
 
+from omg.ci.report_md import markdown
 from omg.cli import ledger
-from omg.cli.report import markdown
 from omg.runners.process import child_env
 from omg.runners.registry import default_runners
 
@@ -93,7 +93,7 @@ def test_an_unpriced_codex_node_costs_unknown_tokens_never_zero(stub, env, repo,
     table = ledger.render(ran.end.graph, state, events)  # type: ignore[arg-type]
     assert "unknown (120 tokens)" in table and "$0.0000  " not in table.split("a    ")[1]
     assert "TOTAL COST: unknown (120 tokens unpriced; known subtotal $0.0000)" in table
-    from omg.cli.report import Links, Situation
+    from omg.ci.report_md import Links, Situation
 
     md = markdown(ran.end.graph, state, events, Situation("passed"), Links(), rows=20)  # type: ignore[arg-type]
     assert "**Spent:** unknown (120 tokens unpriced" in md and "unknown (120 tokens)" in md

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omg.cli.ledger import limits
 from omg.graph.load import load_graph
+from omg.ledgerrows import limits
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, resume_run, start_run
 from omg.runners.claude import ClaudeRunner

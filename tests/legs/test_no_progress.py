@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kit import omg_call
 
-from omg.cli import report
+from omg.ci import report_md as report
 from omg.graph.load import graph_from_snapshot
 from omg.state.store import RunDir
 

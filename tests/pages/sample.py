@@ -11,7 +11,7 @@ from typing import Any
 
 from kit import resume_graph, run_graph
 
-from omg.cli import ledger
+from omg import ledgerrows
 from omg.cli.runpage import findings
 from omg.graph.build import graph_from_data
 from omg.leg.decisions import Decision
@@ -80,5 +80,5 @@ def view(run_dir: Path, texts: list[str]) -> RunView:
     state, events = _put(json.loads(json.dumps(state)), words), _put(events, words)
     found = {k: _put(v, words) for k, v in found.items()}
     graph = graph_from_data(state["graph"])
-    rows = ledger.execution_rows(graph, book_of(events, ledger.limits(graph)))
-    return RunView(graph, state, events, "passed", ledger.EXECUTION_COLUMNS, rows, found)
+    rows = ledgerrows.execution_rows(graph, book_of(events, ledgerrows.limits(graph)))
+    return RunView(graph, state, events, "passed", ledgerrows.EXECUTION_COLUMNS, rows, found)

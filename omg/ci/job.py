@@ -1,0 +1,60 @@
+"""One GitHub Actions job of omg, from its front door: read the trigger, plan what it asks (one
+pure planner per trigger), act on the plan, and end with an outcome (`cli/` picks the exit
+code and hands in the printers)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from omg.ci import comment, dispatch, fanout, pull_request, schedule
+from omg.ci.act import act
+from omg.ci.actions import Action, Skip
+from omg.ci.context import JobContext, LegArgs, Say
+from omg.ci.facts import Facts
+from omg.ci.look import Look
+from omg.errors import UsageError
+from omg.github.env import actions
+from omg.github.event import Comment, Dispatch, Other, PullRequest, Schedule, Trigger, read_trigger
+from omg.kinds import JobOutcome
+
+
+def plan(trigger: Trigger, facts: Facts) -> Action:
+    """What ``trigger`` asks of omg: the planner of its kind."""
+    match trigger:
+        case PullRequest():
+            return pull_request.plan(trigger, facts)
+        case Comment():
+            return comment.plan(trigger, facts)
+        case Dispatch():
+            return dispatch.plan(trigger, facts)
+        case Schedule():
+            return schedule.plan(trigger, facts)
+        case Other():
+            return Skip(f"omg has nothing to do on a {trigger.name} event", quiet=False)
+
+
+def leg(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> JobOutcome:
+    """`omg leg`: the job GitHub started on a pull request, a comment, a dispatch or a schedule."""
+    ctx = JobContext.of(actions(environ), args, environ, say, annotate)
+    trigger = read_trigger(ctx.gh.event_name, ctx.gh.event_path)
+    if isinstance(trigger, PullRequest):  # where dispatched legs run
+        ctx = replace(ctx, default_branch=trigger.default_branch)
+    if isinstance(trigger, Dispatch):  # its graph input names the graph
+        ctx = replace(ctx, args=dispatch.args(trigger, ctx.args))
+    look = Look(ctx)
+    return act(ctx, look, plan(trigger, look))
+
+
+def wave(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> JobOutcome:
+    """`omg leg --node ID` or `--fold`: a job of a fan-out wave, on the run its ``--run-id`` (or
+    its dispatch's ``run-id`` input) names."""
+    if args.node and args.fold:
+        raise UsageError("--node runs a matrix entry and --fold the job after them: pick one")
+    ctx = JobContext.of(actions(environ), args, environ, say, annotate)
+    rid = args.run_id
+    if not rid:
+        trigger = read_trigger(ctx.gh.event_name, ctx.gh.event_path)
+        rid = trigger.inputs.get("run-id", "") if isinstance(trigger, Dispatch) else ""
+    look = Look(ctx)
+    return act(ctx, look, fanout.plan(rid or "", look))

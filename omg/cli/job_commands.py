@@ -1,0 +1,228 @@
+"""The commands GitHub's workflows run: `omg leg` (one job: its options here, the job in
+`cli/leg`), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from omg.cli import complete
+from omg.cli.options import (
+    DEFAULT_RUNS,
+    MaxMinutes,
+    MaxNodes,
+    RunsDir,
+    exit_with,
+    parse_inputs,
+    utf8,
+)
+from omg.errors import UsageError
+
+if TYPE_CHECKING:
+    from omg.ci import OnSchedule
+    from omg.leg.caps import SpendCaps
+
+
+def prune_command(
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote", metavar="REMOTE", help="Prune REMOTE's refs (default: this clone's)."
+        ),
+    ] = None,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            metavar="AGE",
+            help="Only what last changed longer ago than AGE: 30d, 12h, 2w; 0d: any age.",
+        ),
+    ] = "30d",
+    keep_failed: Annotated[
+        bool, typer.Option("--keep-failed", help="Keep failed runs whatever their age.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would be removed; remove nothing.")
+    ] = False,
+) -> None:
+    """Remove settled runs' branches, lanes and notes past an age, and stale spend books."""
+    from omg.cli.prune import prune
+
+    exit_with(prune(remote, older_than, keep_failed=keep_failed, dry_run=dry_run))
+
+
+def leg_command(
+    graph: Annotated[
+        Path | None,
+        typer.Option("--graph", envvar="OMG_GRAPH", help="The graph file (PR events need it)."),
+    ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", envvar="OMG_RUN_ID", help="The run (default: from the event)."),
+    ] = None,
+    max_minutes: MaxMinutes = None,
+    max_nodes: MaxNodes = None,
+    push: Annotated[
+        str,
+        typer.Option("--push", envvar="OMG_PUSH", metavar="REMOTE", help="Where run branches go."),
+    ] = "origin",
+    dispatch_workflow: Annotated[
+        str | None,
+        typer.Option(
+            "--dispatch-workflow",
+            envvar="OMG_DISPATCH_WORKFLOW",
+            help="Workflow file the next leg is dispatched to (default: this one).",
+        ),
+    ] = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", help="name=value for a new run (OMG_INPUTS: one a line)."),
+    ] = None,
+    node: Annotated[
+        str | None,
+        typer.Option("--node", envvar="OMG_NODE", help="Fan-out: run this matrix entry alone."),
+    ] = None,
+    fold: Annotated[
+        bool,
+        typer.Option("--fold", envvar="OMG_FOLD", help="Fan-out: fold the wave's records in."),
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base", envvar="OMG_BASE", help="Fan-out: the commit the wave was planned at."
+        ),
+    ] = None,
+    max_jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="Fan-out: jobs a wave."
+        ),
+    ] = None,
+    pr_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--pr-budget-usd",
+            envvar="OMG_PR_BUDGET_USD",
+            help="Spend cap over all runs of one pull request (replaces the graph's).",
+        ),
+    ] = None,
+    day_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--day-budget-usd",
+            envvar="OMG_DAY_BUDGET_USD",
+            help="Spend cap over all runs of the repository in one UTC day (replaces the graph's).",
+        ),
+    ] = None,
+    limit_wait: Annotated[
+        float | None,
+        typer.Option(
+            "--limit-wait",
+            envvar="OMG_LIMIT_WAIT",
+            min=0,
+            max=86400,
+            help="Seconds a run paused for a provider's limit waits before a scheduled leg "
+            "tries again (default: 1800 for a usage limit, 300 for a rate limit).",
+        ),
+    ] = None,
+    on_schedule: Annotated[
+        str,
+        typer.Option(
+            "--on-schedule",
+            envvar="OMG_ON_SCHEDULE",
+            metavar="start|continue",
+            help="On a schedule event: start today's run of the graph, or (the default) "
+            "continue the runs whose wait for a limit or a day's cap is over.",
+        ),
+    ] = "continue",
+    runs_dir: RunsDir = DEFAULT_RUNS,
+) -> None:
+    """One GitHub Actions job: read the event, run one leg, report."""
+    for name in sorted(os.environ):  # the action's inputs: text, or a clear refusal
+        if name.startswith("OMG_"):
+            utf8(name, os.environ[name])
+    from omg.ci import LegArgs
+    from omg.cli.leg import job
+    from omg.leg.loop import LegOptions
+
+    inputs = parse_inputs(input or [])
+    limits = LegOptions(
+        max_minutes=max_minutes,
+        max_nodes=max_nodes,
+        limit_wait_s=limit_wait,
+        caps=_caps(pr_budget_usd, day_budget_usd),
+    )
+    args = LegArgs(
+        graph, run_id or None, limits, push, runs_dir, inputs, dispatch_workflow,
+        node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
+        on_schedule=_on_schedule(on_schedule),
+    )  # fmt: skip
+    exit_with(job(args))
+
+
+def _on_schedule(value: str) -> OnSchedule:
+    """The --on-schedule choice, refused by name when it is neither."""
+    if value == "start":
+        return "start"
+    if value == "continue":
+        return "continue"
+    raise UsageError(
+        f"--on-schedule {value!r} must be start (today's run of the graph) or continue (the "
+        "runs whose wait is over)"
+    )
+
+
+def _caps(pr_usd: float | None, day_usd: float | None) -> SpendCaps | None:
+    """The spend caps given to `omg leg` (the action's inputs), each a finite amount > 0."""
+    from omg.leg.caps import SpendCaps
+
+    for flag, value in (("--pr-budget-usd", pr_usd), ("--day-budget-usd", day_usd)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{flag} {value} must be an amount of dollars > 0")
+    caps = SpendCaps(pr_usd, day_usd)
+    return caps if caps else None
+
+
+def plan_command(
+    run_id: Annotated[str, typer.Argument(help="The run to plan.", autocompletion=complete.runs)],
+    matrix: Annotated[
+        bool, typer.Option("--matrix", help="As a GitHub strategy.matrix (the only form).")
+    ] = False,
+    max_jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="At most this many jobs."
+        ),
+    ] = None,
+    fetch: Annotated[
+        str | None,
+        typer.Option("--fetch", metavar="REMOTE", help="Fetch the run from REMOTE first."),
+    ] = None,
+    start: Annotated[
+        Path | None,
+        typer.Option("--start", metavar="GRAPH", help="With --fetch: start the run if absent."),
+    ] = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", help="name=value for a started run (OMG_INPUTS too)."),
+    ] = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+) -> None:
+    """Print the nodes that may run now on machines of their own, as a job matrix."""
+    if not matrix:
+        raise UsageError("omg plan prints a job matrix: `omg plan RUN_ID --matrix`")
+    if start is not None and fetch is None:
+        raise UsageError("--start records the run's first leg on a remote: add --fetch REMOTE")
+    from omg.cli.plan import Source
+    from omg.cli.plan import matrix as planned
+
+    source = Source(fetch, start, parse_inputs(input or []))
+    text, notes = planned(runs_dir, run_id, max_jobs, source)
+    print(text)  # stdout is the JSON alone, for jq or a step's output
+    for note in notes:
+        print(f"omg plan: {note}", file=sys.stderr)
