@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, get_args
+
+#: A warning's words handed down to whoever tells a person (the command line, the job's log).
+Warn = Callable[[str], None]
 
 #: Why an attempt failed; the closed set `retry.on` names.
 Cause = Literal[

@@ -14,7 +14,7 @@ GITHUB_MATRIX_LIMIT = 256
 
 
 @dataclass(frozen=True)
-class Entry:
+class MatrixEntry:
     """One matrix job: ``node`` names it; ``nodes`` run in it, in graph order."""
 
     node: str
@@ -24,7 +24,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Plan:
-    entries: tuple[Entry, ...]
+    entries: tuple[MatrixEntry, ...]
     held: tuple[str, ...]  # ready, but over the concurrency or --max-jobs: the next wave's
     gates: tuple[str, ...]  # ready gates: the fold pauses there, no machine decides them
 
@@ -47,13 +47,13 @@ def plan(graph: Graph, records: schedule.Records, max_jobs: int | None = None) -
     return Plan(entries[:cap], held, gates)
 
 
-def entries(graph: Graph, records: schedule.Records) -> tuple[Entry, ...]:
+def entries(graph: Graph, records: schedule.Records) -> tuple[MatrixEntry, ...]:
     """Every matrix entry the records allow now, uncapped: what a published record may be."""
     ready = schedule.ready(graph, schedule.statuses(graph, records), ())
     return _entries(graph, ready, tuple(n for n in ready if graph.by_id[n].kind == "gate"))
 
 
-def _entries(graph: Graph, ready: list[str], gates: tuple[str, ...]) -> tuple[Entry, ...]:
+def _entries(graph: Graph, ready: list[str], gates: tuple[str, ...]) -> tuple[MatrixEntry, ...]:
     """The ready nodes grouped so that no lane and no session handoff is split across
     machines: ready nodes sharing a worktree lane are one entry, and a node's session-handoff
     children (their only parent it) join its entry. In graph order."""
@@ -77,7 +77,7 @@ def _entries(graph: Graph, ready: list[str], gates: tuple[str, ...]) -> tuple[En
     for g in groups:
         nodes = tuple(sorted(g, key=order.__getitem__))
         shared = sorted(_lanes(graph, nodes))
-        out.append(Entry(nodes[0], nodes, shared[0] if len(shared) == 1 else None))
+        out.append(MatrixEntry(nodes[0], nodes, shared[0] if len(shared) == 1 else None))
     return tuple(sorted(out, key=lambda e: order[e.node]))
 
 

@@ -22,7 +22,7 @@ LIMIT = 8 << 20
 MAX_ENTRIES = 50_000
 
 
-class Entry(TypedDict):
+class SpendEntry(TypedDict):
     """One agent execution: its run and node, its cost (or reservation), settled or not."""
 
     run: str
@@ -36,7 +36,7 @@ class Book(TypedDict):
     """The spend of one scope (``pr/12``, ``day/2026-12-04``)."""
 
     scope: str
-    entries: dict[str, Entry]
+    entries: dict[str, SpendEntry]
 
 
 def empty(scope: str) -> Book:
@@ -79,7 +79,7 @@ def parse(data: bytes, scope: str, where: str, fix: str | None = None) -> Book:
     entries = raw.get("entries")
     if not isinstance(entries, Mapping):
         raise StateError(f"spend book {where} has no entries map; {fix}")
-    out: dict[str, Entry] = {}
+    out: dict[str, SpendEntry] = {}
     for key, e in entries.items():
         if not (
             isinstance(e, Mapping)
@@ -119,7 +119,7 @@ def reserve(book: Book, key: str, run: str, node: str, usd: float, at: str) -> B
     _finite(usd)
     if len(book["entries"]) >= MAX_ENTRIES:
         raise StateError(f"spend book {book['scope']} holds {MAX_ENTRIES} executions already")
-    entry: Entry = {"run": run, "node": node, "usd": usd, "settled": False, "at": at}
+    entry: SpendEntry = {"run": run, "node": node, "usd": usd, "settled": False, "at": at}
     return {"scope": book["scope"], "entries": {**book["entries"], key: entry}}
 
 
@@ -132,7 +132,7 @@ def settle(book: Book, key: str, usd: float | None) -> Book:
     if held is None:
         return book
     cost = held["usd"] if usd is None else max(usd, 0.0)
-    entry: Entry = {**held, "usd": round(cost, 10), "settled": True}
+    entry: SpendEntry = {**held, "usd": round(cost, 10), "settled": True}
     return {"scope": book["scope"], "entries": {**book["entries"], key: entry}}
 
 

@@ -10,7 +10,8 @@ from omg.errors import UsageError
 from omg.git import RunRepo
 from omg.git.names import fanout_ref
 from omg.graph.load import graph_from_snapshot
-from omg.leg.commits import RunCommits, Warn
+from omg.kinds import Warn
+from omg.leg.commits import RunCommits
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
 from omg.schedule import LegResult

@@ -10,7 +10,7 @@ from omg import matrix, strictjson
 from omg.errors import GitError, OmgError
 from omg.git import RunRepo
 from omg.graph.model import Graph
-from omg.leg.commits import Warn
+from omg.kinds import Warn
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run
 from omg.records import Fanout

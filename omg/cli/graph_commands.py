@@ -73,6 +73,6 @@ def stub_model(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free port.")] = 0,
 ) -> None:
     """Serve a scripted stand-in model on loopback (Messages API: claude; Responses: codex)."""
-    from omg.cli import rehearse
+    from omg.cli import stub_model
 
-    exit_with(rehearse.serve(script, port))
+    exit_with(stub_model.serve(script, port))

@@ -1,5 +1,5 @@
 """The commands GitHub's workflows run: `omg leg` (one job: its options here, the job in
-`cli/leg`), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
+`cli/job`), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def leg_command(
         if name.startswith("OMG_"):
             utf8(name, os.environ[name])
     from omg.ci import LegArgs
-    from omg.cli.leg import job
+    from omg.cli.job import job
     from omg.leg.loop import LegOptions
 
     inputs = parse_inputs(input or [])

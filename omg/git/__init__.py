@@ -20,7 +20,7 @@ Tokens and the GitHub host are handed in.
 - ``remote``: push / fetch, never forcing.
 - ``locks``: stale ``*.lock`` files; the common git directory.
 - ``lease`` and ``notes``: one-file commits on refs of their own.
-- ``books``: the spend books and waits — one-file commits chained on refs of their own, each
+- ``onefile``: the spend books and waits — one-file commits chained on refs of their own, each
   update a compare-and-swap.
 - ``prune``: omg's refs here or on a remote with their commits and times, mirrored by a pruning
   fetch; the branches that hold a lane's work; removal only of a ref still where it was judged

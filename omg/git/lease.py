@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pygit2
 
-from omg.git import books
+from omg.git import onefile
 
 FILE = "lease.json"
 #: Bytes of a lease read from a remote; anything longer is not a lease omg wrote.
@@ -18,7 +18,7 @@ LIMIT = 16 << 10
 def read(repo: pygit2.Repository, ref: str) -> tuple[str, bytes] | None:
     """(commit, ``lease.json`` bytes) at ``ref``; b"" when the commit holds no such file (or
     one too long to be a lease); None when the ref does not exist."""
-    return books.read(repo, ref, FILE, LIMIT)
+    return onefile.read(repo, ref, FILE, LIMIT)
 
 
 def write(
@@ -32,6 +32,6 @@ def write(
     committer: pygit2.Signature,
 ) -> str:
     """Commit ``data`` as ``lease.json`` on top of ``parent`` and point the local ``ref`` at it."""
-    return books.write(
+    return onefile.write(
         repo, ref, FILE, data, message, parent=parent, author=author, committer=committer
     )

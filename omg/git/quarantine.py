@@ -31,7 +31,7 @@ FIX = "check the repository with `git fsck`; nothing of the hand-off was written
 
 
 @dataclass(frozen=True)
-class Entry:
+class TreeEntry:
     """One entry of a tree: its path ("/"-joined, as the tree names it), mode and object."""
 
     path: str
@@ -109,7 +109,7 @@ class Quarantine:
 
     def entries(
         self, tree: str, *, enter: Callable[[str, str], bool] | None = None
-    ) -> Iterator[Entry]:
+    ) -> Iterator[TreeEntry]:
         """Every entry under ``tree``, depth first in name order; with ``enter``, a folder is
         entered only when ``enter(path, tree id)`` says so (a lane's new trees, not its whole
         project; a tree not yet checked at that path)."""
@@ -122,7 +122,7 @@ class Quarantine:
             for e in sorted(obj, key=lambda e: e.raw_name or b"", reverse=True):
                 name = (e.raw_name or b"").decode("utf-8", "surrogateescape")
                 path = f"{prefix}{name}"
-                yield Entry(path, int(e.filemode), str(e.id))
+                yield TreeEntry(path, int(e.filemode), str(e.id))
                 if e.filemode == FileMode.TREE and (enter is None or enter(path, str(e.id))):
                     stack.append((f"{path}/", str(e.id)))
 

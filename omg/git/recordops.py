@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omg.errors import MovedOn, Unreadable
-from omg.git import books, notes, runbranch
 from omg.git import lease as leases
+from omg.git import notes, onefile, runbranch
 from omg.git import remote as remotes
 from omg.git.edge import translated
 from omg.git.handle import FIX, Handle
@@ -148,13 +148,13 @@ class RecordOps(Handle):
         ref = spend_ref(scope)
         with self._lock, translated(f"reading the spend book {ref}", FIX):
             if remote is None:
-                return books.read(self._repo, ref, "spend.json")
+                return onefile.read(self._repo, ref, "spend.json")
             tracking = spend_tracking(remotes.tracking_name(self._repo, remote), scope)
             stale = self._repo.references.get(tracking)
             if stale is not None:
                 stale.delete()  # a book deleted there is not read from an old copy here
             remotes.fetch(self._repo, remote, [f"{ref}:{tracking}"], self._tokens)
-            return books.read(self._repo, tracking, "spend.json")
+            return onefile.read(self._repo, tracking, "spend.json")
 
     def put_book(
         self, remote: str | None, scope: str, data: bytes, message: str, *, parent: str | None
@@ -165,12 +165,12 @@ class RecordOps(Handle):
         with self._lock, translated(f"writing the spend book {ref}", FIX):
             author = signature(self._repo, self._env, "AUTHOR")
             committer = signature(self._repo, self._env, "COMMITTER")
-            new = books.write(
+            new = onefile.write(
                 self._repo, None, "spend.json", data, message, parent=parent,
                 author=author, committer=committer,
             )  # fmt: skip
             if remote is None:
-                if not books.swap_local(self._repo, ref, new, parent):
+                if not onefile.swap_local(self._repo, ref, new, parent):
                     raise MovedOn(f"the spend book {ref} moved while this leg wrote it")
                 return
             self._repo.references.create(ref, new, force=True)  # ours: the push is the swap
@@ -185,7 +185,7 @@ class RecordOps(Handle):
             parent = head(self._repo, tracking)
             author = signature(self._repo, self._env, "AUTHOR")
             committer = signature(self._repo, self._env, "COMMITTER")
-            books.write(
+            onefile.write(
                 self._repo, ref, "wait.json", data, message, parent=parent,
                 author=author, committer=committer,
             )  # fmt: skip
@@ -203,7 +203,7 @@ class RecordOps(Handle):
             out: dict[str, bytes | Unreadable] = {}
             for rid in self._refs_under(prefix):
                 try:
-                    got = books.read(self._repo, prefix + rid, "wait.json")
+                    got = onefile.read(self._repo, prefix + rid, "wait.json")
                 except Unreadable as exc:
                     out[rid] = exc
                     continue

@@ -26,9 +26,8 @@ from typing import Any, Required, TypedDict
 from urllib.parse import quote
 
 from omg.errors import GitHubError, GitHubForbidden
+from omg.kinds import Warn
 from omg.mask import NOTHING, Masker
-
-Warn = Callable[[str], None]
 
 
 def _quiet(message: str) -> None:

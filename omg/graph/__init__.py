@@ -8,7 +8,7 @@ resolution; `files`, where a graph file and its fragments are read: the disk, or
 `omg lint` — the workflow its legs dispatch the next leg to takes `run-id` alone, and no more
 than GitHub's 25 inputs), `mermaid` (the flowchart; past what Mermaid's default configuration
 draws — 500 edges, 50,000 characters, secure settings no directive in a diagram can raise — a
-diagram grouped by depth instead), `durations`, `parity` (the advisories review-loop linters
+diagram grouped by depth instead), `durations`, `advise_loops` (the advisories review-loop linters
 elsewhere give: a verdict no check reads, an unanchored `result_matches`, `bypassPermissions`, a
 `max_hops` below the loops' worst case) with `verdicts` (pure: the verdict tokens a prompt
 demands, as people phrase them), `projectsettings` (the advisories on an agent node loading the

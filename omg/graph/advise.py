@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
+from omg.graph.advise_loops import parity
 from omg.graph.feedback import check_arc, listing, loop_text
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
-from omg.graph.parity import parity
 from omg.graph.placeholders import scan
 from omg.graph.projectsettings import project_settings
 from omg.graph.references import SHELL_FIELDS, Reach

@@ -18,6 +18,7 @@ from omg.git import Checkout, RunRepo, open_repo
 from omg.git.names import note_ref, run_refspecs
 from omg.git.remote import GitToken
 from omg.graph.model import Node
+from omg.kinds import Warn
 from omg.leg import lease
 from omg.leg.workspace import LocalWorkspace
 from omg.runners.process import run_mark
@@ -26,8 +27,6 @@ from omg.state import LaneRecord, State
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
 from omg.state.store import RunDir
-
-Warn = Callable[[str], None]
 
 #: Seconds between pushes of the run branch while a leg runs (``OMG_PUSH_EVERY``): a leg's
 #: start, pause, end and failure push whenever they fall; while it runs, a commit is pushed once

@@ -25,10 +25,10 @@ from omg.errors import GitError, Held, Hint, MovedOn, StateError, Unreadable
 from omg.git import RunRepo
 from omg.git.lease import FILE
 from omg.git.names import lease_ref, lease_tracking
+from omg.kinds import Warn
 from omg.runners.process import reap_run
 from omg.state.holder import Process, alive, this_process
 
-Warn = Callable[[str], None]
 Clock = Callable[[], float]
 
 SCHEMA = 1

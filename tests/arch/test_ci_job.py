@@ -69,7 +69,7 @@ def test_no_command_line_module_is_over_300_lines(path: Path) -> None:
 
 
 def test_omg_leg_hands_the_job_to_ci_in_a_few_lines() -> None:
-    path = PACKAGE / "cli" / "leg.py"
+    path = PACKAGE / "cli" / "job.py"
     assert len(path.read_text().splitlines()) <= MAX_LEG
     assert "omg.ci" in omg_imports(path), f"{module_name(path)} hands the job to omg.ci"
 

@@ -63,7 +63,7 @@ def test_a_command_or_helper_imports_only_helpers(path: Path) -> None:
 
 def test_the_check_sees_a_command_importing_a_command() -> None:
     assert not_helpers({"omg.cli", "omg.cli.exits", "omg.ci.comment"}) == []
-    assert not_helpers({"omg.cli.leg", "omg.cli.options", "omg.cli.app"}) == [
+    assert not_helpers({"omg.cli.job", "omg.cli.options", "omg.cli.app"}) == [
         "omg.cli.app",
-        "omg.cli.leg",
+        "omg.cli.job",
     ]

@@ -7,7 +7,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "omg"
 MAX_LINES = 500
 #: Modules past the limit while the change that splits them is under way.
-BEING_SPLIT = frozenset({"cli/app.py", "cli/leg.py"})
+BEING_SPLIT = frozenset({"cli/app.py", "cli/job.py"})
 
 
 def too_long(lengths: dict[str, int], allowed: frozenset[str] = BEING_SPLIT) -> list[str]:

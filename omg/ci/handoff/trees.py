@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from omg.ci.handoff.limits import BLOB, EXECUTABLE, GITLINK, Limits, name_problem, run_path_problem
 from omg.ci.handoff.outcome import Refusal
-from omg.git.quarantine import Entry, Quarantine
+from omg.git.quarantine import Quarantine, TreeEntry
 from omg.nodefile import on_disk
 from omg.state.chunks import MAX_LINE
 from omg.state.snapshot import parse_state
@@ -38,7 +38,7 @@ class Counter:
         self.entered.add((path, tree))
         return True
 
-    def fresh(self, ref: str, e: Entry) -> bool:
+    def fresh(self, ref: str, e: TreeEntry) -> bool:
         """Whether entry ``e`` is yet to be checked (counted against the bound if so)."""
         key = (e.path, e.oid, e.mode)
         if key in self.checked:
@@ -49,7 +49,7 @@ class Counter:
                           f"{self.limits.entries:,} entries")  # fmt: skip
         return True
 
-    def walk(self, ref: str, tree: str) -> Iterator[Entry]:
+    def walk(self, ref: str, tree: str) -> Iterator[TreeEntry]:
         """The entries of ``tree`` (new, or unchecked at their path) yet to be checked."""
         if not self.enter("", tree):
             return

@@ -1,8 +1,8 @@
 """The fragment splice: ``use: NAME`` / ``with:`` spliced into a graph's parsed data before any
 check runs, positions kept per file.
 
-``splice`` (``splice``: the two forms, one node and a loop, each given one ``Use``) checks each
-use first with ``use`` (its name, its place on the chain of files citing one another, a
+``splice`` (``splice``: the two forms, one node and a loop, each given one ``SpliceUse``) checks
+each use first with ``use`` (its name, its place on the chain of files citing one another, a
 ``prompt:`` beside it, its ``with:`` bindings), projects its size with ``size`` (a fragment body
 weighed once, what each use adds with its bindings, so a bomb is refused unbuilt), puts a loop's
 ids under ``<using-id>/`` with ``namespacing`` (references to the using id pointed at the loop's

@@ -41,7 +41,7 @@ class Spliced:
 
 
 @dataclass(frozen=True)
-class Use:
+class SpliceUse:
     """One `use:` being spliced: where it is written, the fragment it loaded and the values
     bound, the chain of `use:` lines through it, and where its nodes land (from index ``j`` of
     the list at ``out_at``)."""
@@ -200,14 +200,14 @@ class _Splicer(SpliceRecord):
         binds = bindings(self, site, loaded)
         if binds is None:
             return [], None
-        u = Use(site, loaded, binds, fvia, (*chain, cite), ns, out_pos, out_at, j)
+        u = SpliceUse(site, loaded, binds, fvia, (*chain, cite), ns, out_pos, out_at, j)
         if not self.fits(u):
             return [], None
         if "node" in loaded.data:
             return self.single(u), None
         return self.multi(u)
 
-    def fits(self, u: Use) -> bool:
+    def fits(self, u: SpliceUse) -> bool:
         """Whether the graph, with ``u`` spliced, stays within what a run records — projected
         from the fragment's weight and the bound values, before anything is built."""
         name, single = u.loaded.name, "node" in u.loaded.data
@@ -238,7 +238,7 @@ class _Splicer(SpliceRecord):
             return str(p)
 
     # -- the two forms ----------------------------------------------------------------------
-    def single(self, u: Use) -> list[Any]:
+    def single(self, u: SpliceUse) -> list[Any]:
         site, loaded, raw = u.site, u.loaded, u.site.raw
         body = substitute(loaded.data["node"], u.binds)
         own = [k for k in raw if k not in ("use", "with")]
@@ -281,7 +281,7 @@ class _Splicer(SpliceRecord):
         self.place(site.pos, site.at, u.out_pos, dst, site.file, site.via, set(own))
         return inner
 
-    def multi(self, u: Use) -> tuple[list[Any], str | None]:
+    def multi(self, u: SpliceUse) -> tuple[list[Any], str | None]:
         site, loaded, raw, uid = u.site, u.loaded, u.site.raw, u.site.uid
         extra = [k for k in raw if k not in WIRING]
         if extra or not uid:

@@ -26,7 +26,7 @@ from omg.graph.shell.refusals import (
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
-class Word(Protocol):
+class WordRead(Protocol):
     """A word as the scanner read it."""
 
     @property
@@ -101,7 +101,7 @@ class Flow:
             if w in TEST_ARITH:
                 self.arithmetic.extend(words[max(k - 1, 0) : k] + words[k + 1 : k + 2])
 
-    def command(self, words: Sequence[Word], fed: list[int], inner: Inner | None) -> None:
+    def command(self, words: Sequence[WordRead], fed: list[int], inner: Inner | None) -> None:
         """A simple command: ``words`` (its name first), the placeholders its standard input
         holds, and for ``sh -c SCRIPT …`` the arithmetic of SCRIPT and its arguments'."""
         name = words[0].text

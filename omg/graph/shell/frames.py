@@ -38,7 +38,7 @@ class Heredoc:
 
 
 @dataclass
-class Command:
+class ShellCommand:
     """A simple command: its words, prefix assignments, stdin redirections and heredocs;
     ``first`` is the number of placeholders seen before it."""
 
@@ -58,8 +58,8 @@ class Pipe:
     parent: Pipe | None = None  # the enclosing level's pipeline (a compound, or $( … )'s)
     opened: int = 0  # placeholders seen before this level opened
     stage: int = 0  # which stage is being read: > 0 once a | was crossed
-    members: list[Command] = field(default_factory=list)  # the pipeline's commands
-    every: list[Command] = field(default_factory=list)  # every command of the level
+    members: list[ShellCommand] = field(default_factory=list)  # the pipeline's commands
+    every: list[ShellCommand] = field(default_factory=list)  # every command of the level
     code: bool = False  # a command of the level reads its standard input as code
 
 
@@ -70,7 +70,7 @@ class CommandList:
         self.closer = closer
         self.refuse = refuse
         self.word: Word | None = None
-        self.cmd = Command(first)
+        self.cmd = ShellCommand(first)
         self.state = "cmd"
         self.depth = 0  # open ( … ) subshells
         self.dbrack = False

@@ -73,7 +73,7 @@ AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 
 
 @dataclass
-class Use:
+class ProgramUse:
     """What a command does with its words: index → what that word is to the program, and
     whether the program reads code on its standard input."""
 
@@ -82,7 +82,7 @@ class Use:
     inner: tuple[int, int] | None = None  # sh -c SCRIPT $0 $1 …: (SCRIPT, $0) indices
 
 
-def shell_words(words: list[str], at: int, out: Use) -> None:
+def shell_words(words: list[str], at: int, out: ProgramUse) -> None:
     """``sh -c SCRIPT [$0 $1 …]``, ``sh FILE [args]``, ``sh [-s] < code``."""
     prog = words[at]
     i, script, stdin, flag = at + 1, False, False, "-c"
@@ -116,12 +116,12 @@ def shell_words(words: list[str], at: int, out: Use) -> None:
         out.code[i] = (f"the script file `{prog}` runs", FIX_SHELL)
 
 
-def rest_code(words: list[str], i: int, out: Use, what: str, fix: str) -> None:
+def rest_code(words: list[str], i: int, out: ProgramUse, what: str, fix: str) -> None:
     for j in range(i, len(words)):
         out.code[j] = (what, fix)
 
 
-def interpreter_words(words: list[str], at: int, name: str, out: Use) -> None:
+def interpreter_words(words: list[str], at: int, name: str, out: ProgramUse) -> None:
     prog = words[at]
     code_opts, arg_opts = INTERPRETERS[name]
     i, coded = at + 1, False
@@ -162,7 +162,7 @@ def interpreter_words(words: list[str], at: int, name: str, out: Use) -> None:
 def script_words(
     words: list[str],
     at: int,
-    out: Use,
+    out: ProgramUse,
     what: str,
     script_opts: frozenset[str],
     arg_opts: frozenset[str],
@@ -197,7 +197,7 @@ def script_words(
         out.code[i] = (f"the {what} script `{prog}` runs", FIX_DATA)
 
 
-def make_words(words: list[str], at: int, out: Use) -> None:
+def make_words(words: list[str], at: int, out: ProgramUse) -> None:
     """make splices targets and VAR=value operands into its recipes' shell text."""
     takes = frozenset(
         {
@@ -233,7 +233,7 @@ def make_words(words: list[str], at: int, out: Use) -> None:
         i += 1
 
 
-def declare_words(words: list[str], at: int, name: str, out: Use) -> None:
+def declare_words(words: list[str], at: int, name: str, out: ProgramUse) -> None:
     """``export NAME=value`` keeps the value data; a bare name, or ``-i``/``-n``, does not."""
     flags = "".join(w[1:] for w in words[at + 1 :] if EXP not in w and w.startswith(("-", "+")))
     evaluates = "i" in flags or "n" in flags
@@ -253,7 +253,7 @@ def declare_words(words: list[str], at: int, name: str, out: Use) -> None:
             )
 
 
-def name_words(words: list[str], at: int, name: str, out: Use) -> None:
+def name_words(words: list[str], at: int, name: str, out: ProgramUse) -> None:
     """Arguments that are variable names, which bash evaluates a[$(…)] in."""
     what = "a variable name (bash evaluates a[$(…)] in it)"
     if name == "read":

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from omg.graph.shell import words
 from omg.graph.shell.flow import Flow, Inner, subscripts
-from omg.graph.shell.frames import Command, CommandList, Heredoc, Pipe, Quote, Word
+from omg.graph.shell.frames import CommandList, Heredoc, Pipe, Quote, ShellCommand, Word
 from omg.graph.shell.lexer import Lexer, Spot
 from omg.graph.shell.options import code_variable
 from omg.graph.shell.refusals import (
@@ -111,7 +111,7 @@ class _Scanner(Lexer):
             self._end_word(f)
             if f.func_paren:
                 f.func_paren = False
-                f.cmd = Command(len(self.spots))
+                f.cmd = ShellCommand(len(self.spots))
                 f.state = "cmd"
                 return i + 1
             if f.state == "case-pattern":
@@ -261,7 +261,7 @@ class _Scanner(Lexer):
 
     def _end_command(self, f: CommandList) -> None:
         cmd = f.cmd
-        f.cmd = Command(len(self.spots))
+        f.cmd = ShellCommand(len(self.spots))
         f.redirect = ""
         if not (cmd.words or cmd.assigns or cmd.inputs or cmd.heredocs):
             return
@@ -304,7 +304,7 @@ class _Scanner(Lexer):
                 self._code(doc)
             self._fed(f, cmd)
 
-    def _inner(self, cmd: Command, at: tuple[int, int] | None) -> Inner | None:
+    def _inner(self, cmd: ShellCommand, at: tuple[int, int] | None) -> Inner | None:
         """The literal script of ``sh -c SCRIPT …``, scanned for the arithmetic it does."""
         if at is None:
             return None
@@ -321,7 +321,7 @@ class _Scanner(Lexer):
         for sid in doc.ids:
             self._refuse(sid, STDIN)
 
-    def _fed(self, f: CommandList, cmd: Command) -> None:
+    def _fed(self, f: CommandList, cmd: ShellCommand) -> None:
         """``cmd`` reads code on stdin: refuse what earlier pipeline stages send it."""
         pipe: Pipe | None = f.pipes[-1]
         upto = cmd.first

@@ -26,7 +26,7 @@ from omg.graph.shell.programs import (
     INTERPRETERS,
     SHELLS,
     STDIN_FILES,
-    Use,
+    ProgramUse,
     declare_words,
     interpreter_words,
     is_assignment,
@@ -36,7 +36,7 @@ from omg.graph.shell.programs import (
     shell_words,
 )
 
-__all__ = ["DECLARE", "EXP", "FIX_VARIABLE", "Use", "use"]
+__all__ = ["DECLARE", "EXP", "FIX_VARIABLE", "ProgramUse", "use"]
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?|pypy3?")
 #: wrapper → (options taking an argument, how many operands come before the command)
@@ -82,9 +82,9 @@ SUBCOMMAND_WRAPPERS = {
 }
 
 
-def use(words: Sequence[str]) -> Use:
+def use(words: Sequence[str]) -> ProgramUse:
     """How the command ``words`` (its name first) treats each of its words."""
-    out = Use()
+    out = ProgramUse()
     _judge(list(words), 0, out, depth=0)
     return out
 
@@ -98,7 +98,7 @@ def _name(word: str) -> str | None:
     return base
 
 
-def _judge(words: list[str], at: int, out: Use, depth: int) -> None:
+def _judge(words: list[str], at: int, out: ProgramUse, depth: int) -> None:
     """Judge the command starting at ``words[at]`` (its name)."""
     if at >= len(words) or depth > 8:
         return
@@ -165,7 +165,7 @@ def _judge(words: list[str], at: int, out: Use, depth: int) -> None:
         _other(words, at, name, out, depth)
 
 
-def _other(words: list[str], at: int, name: str, out: Use, depth: int) -> None:
+def _other(words: list[str], at: int, name: str, out: ProgramUse, depth: int) -> None:
     """Any other program: its options that run commands, and a shell or interpreter started
     with code among its arguments (``docker run img sh -c …``, ``kubectl exec p -- sh -c …``)."""
     for i, what in command_options(words, at, name, EXP).items():
@@ -177,7 +177,7 @@ def _other(words: list[str], at: int, name: str, out: Use, depth: int) -> None:
             _judge(words, j, out, depth + 1)
 
 
-def _xargs(words: list[str], at: int, out: Use, depth: int) -> None:
+def _xargs(words: list[str], at: int, out: ProgramUse, depth: int) -> None:
     """``xargs`` splices what it reads into its command: with ``-I``/``-i`` into every word
     holding the replacement string, else after the last — so its stdin is code where that
     lands in code (``xargs -I{} sh -c 'echo {}'``, ``xargs sh -c``)."""
@@ -209,13 +209,13 @@ def _options(words: list[str], at: int, takes: frozenset[str]) -> tuple[int, lis
 
 
 def _wrap(
-    words: list[str], at: int, out: Use, takes: frozenset[str], skip: int, depth: int
+    words: list[str], at: int, out: ProgramUse, takes: frozenset[str], skip: int, depth: int
 ) -> None:
     first, _ = _options(words, at, takes)
     _judge(words, first + skip, out, depth + 1)
 
 
-def _remote(words: list[str], at: int, name: str, out: Use, depth: int) -> None:
+def _remote(words: list[str], at: int, name: str, out: ProgramUse, depth: int) -> None:
     prog = words[at]
     if name in ("ssh", "scp", "sftp"):
         for i in range(at + 1, len(words)):
@@ -264,7 +264,7 @@ def _remote(words: list[str], at: int, name: str, out: Use, depth: int) -> None:
         _judge(words, first + 1, out, depth + 1)
 
 
-def _env(words: list[str], at: int, out: Use, depth: int) -> None:
+def _env(words: list[str], at: int, out: ProgramUse, depth: int) -> None:
     i = at + 1
     while i < len(words):
         w = words[i]
@@ -285,7 +285,7 @@ def _env(words: list[str], at: int, out: Use, depth: int) -> None:
     _judge(words, i, out, depth + 1)
 
 
-def _find(words: list[str], at: int, out: Use, depth: int) -> None:
+def _find(words: list[str], at: int, out: ProgramUse, depth: int) -> None:
     i = at + 1
     while i < len(words):
         if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):

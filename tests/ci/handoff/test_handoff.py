@@ -12,10 +12,18 @@ import zlib
 
 import pygit2
 import pytest
-from tests.ci.handoff.conftest import LANE_REF, RUN_REF, SECRET, Stage, blob_at, commit_on, remote_refs
 
 from omg.ci.handoff import Canaries, Limits, Refused, Verified, apply, verify
 from omg.ci.handoff.manifest import parse
+from tests.ci.handoff.conftest import (
+    LANE_REF,
+    RUN_REF,
+    SECRET,
+    Stage,
+    blob_at,
+    commit_on,
+    remote_refs,
+)
 
 
 def refused(stage: Stage, **change: object) -> Refused:
