@@ -6,7 +6,7 @@ import sys
 
 __all__ = ["main"]
 
-#: `omg --help`, as typer renders it (tests/test_cli_fast.py proves the two are the same), so
+#: `omg --help`, as typer renders it (tests/cli/test_fast.py proves the two are the same), so
 #: the commonest look at the tool does not wait ~100 ms for typer to build every command.
 HELP = """\
 Usage: omg [OPTIONS] COMMAND [ARGS]...

@@ -24,9 +24,9 @@ from omg.errors import OmgError
 from omg.graph.load import check_file, load_graph
 from omg.graph.mermaid import render_mermaid
 
-CASES = Path(__file__).parent / "graphs"
+CASES = Path(__file__).parents[1] / "graphs"
 SEEDS = sorted((CASES / "valid").glob("*.yaml")) + sorted(
-    (Path(__file__).parents[1] / "graphs").glob("*.yaml")
+    (Path(__file__).parents[2] / "graphs").glob("*.yaml")
 )
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "120"))
 FUZZ = settings(

@@ -210,7 +210,7 @@ def test_a_demanded_verdict_nothing_reads_is_advised_and_a_read_one_is_not(
 def test_no_shipped_graph_fragment_or_template_demands_a_verdict_it_does_not_read() -> None:
     from omg.cli.lint import lint_paths
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     shipped = [
         *sorted((root / "graphs").glob("*.yaml")),
         *sorted((root / "graphs" / "fragments").glob("*.yaml")),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from omg.cli import HELP
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_fast_help_is_the_help_typer_renders() -> None:

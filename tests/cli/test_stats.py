@@ -12,7 +12,7 @@ from kit import clean_env, omg_in_process, run_graph
 
 from omg.cli.stats import since_time
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOOP = """\
 name: tiny
 nodes:

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from omg.graph.build import graph_from_data, node_from_data
 from omg.graph.schema import graph_schema
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schemas" / "graph.schema.json"
 PACKAGED = ROOT / "omg" / "schemas" / "graph.schema.json"
 
@@ -163,7 +163,7 @@ def test_schema_closed_sets_match_the_model() -> None:
 
 def test_the_packaged_schemas_are_the_published_ones() -> None:
     """omg/schemas/ (what an installed omg reads) is byte for byte schemas/ (what users see)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     published = sorted(p.name for p in (root / "schemas").glob("*.json"))
     packaged = sorted(p.name for p in (root / "omg" / "schemas").glob("*.json"))
     assert published == packaged

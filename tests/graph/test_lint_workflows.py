@@ -11,7 +11,7 @@ import pytest
 from omg.graph.lint import lint_files
 from omg.graph.workflows import MAX_INPUTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 LEG = """\
       - uses: {uses}

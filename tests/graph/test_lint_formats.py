@@ -15,8 +15,8 @@ from omg.github import escape_data, escape_property
 from omg.graph.findings import Finding
 from omg.graph.lint import collect
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = Path(__file__).parent / "graphs"
+ROOT = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).parents[1] / "graphs"
 VALID = "name: g\nnodes:\n  - id: a\n    run: echo\n"
 WARNS = "name: g\nnodes:\n  - id: a\n    prompt: hi\n"  # an agent with no tool grant
 BROKEN = "name: g\nnodes:\n  - id: a\n    run: echo\n    depends_on: [zz]\n"

@@ -1,4 +1,4 @@
-"""Damaged run records (tests/legs/damage.yaml): each refused before anything ran — by resume,
+"""Damaged run records (tests/leg/runs/damage.yaml): each refused before anything ran — by resume,
 status, status --node, plan and replay: exit 3, the file, the line and the fix, no traceback,
 not one byte changed — and `omg status` still lists the other runs."""
 

@@ -10,7 +10,7 @@ import pytest
 from omg.errors import GraphError
 from omg.graph.load import check_data, check_file, graph_from_snapshot, load_graph
 
-CASES = Path(__file__).parent / "graphs"
+CASES = Path(__file__).parents[1] / "graphs"
 GOOD = "name: g\nnodes:\n  - id: a\n    run: echo hi\n"
 
 

@@ -18,7 +18,7 @@ from kit import headers
 from omg.graph.findings import Finding
 from omg.graph.load import check_file
 
-CASES = Path(__file__).parent / "graphs"
+CASES = Path(__file__).parents[1] / "graphs"
 INVALID = sorted((CASES / "invalid").glob("*.yaml"))
 VALID = sorted((CASES / "valid").glob("*.yaml"))
 

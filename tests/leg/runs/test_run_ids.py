@@ -81,7 +81,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _dispatch(root: Path, run_id: str) -> None:
-    payload = json.loads((Path(__file__).parents[1] / "actions/payloads/workflow_dispatch.json")
+    payload = json.loads((Path(__file__).parents[2] / "actions/payloads/workflow_dispatch.json")
                          .read_text())  # fmt: skip
     payload["inputs"] = {"run-id": run_id}
     (root.parent / "event.json").write_text(json.dumps(payload))

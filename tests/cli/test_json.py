@@ -11,7 +11,7 @@ import jsonschema
 import pygit2
 from kit import clean_env, omg_in_process, write_graph
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schemas" / "status.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 GATED = """\
