@@ -1,4 +1,42 @@
-"""The command line: the only code that prints or picks exit codes."""
+"""The command line: the only code that prints or picks exit codes.
+
+One level deep
+(``tests/arch/test_cli_commands.py``): the typer ``app`` (every command in ``omg --help``'s
+order, and the one error handler) and its command groups, which hold each command's options and
+hand it to its module — ``graph_commands`` (lint, init, graph, stub-model), ``run_commands``
+(run, resume, clean), ``view_commands`` (status, log, replay, stats, report), ``job_commands``
+(leg, plan, prune); the options several commands share, declared once as ``Annotated`` types
+(``options``); then one module per command, which import no other command module and share only
+the leaf helpers ``exits``, ``ledger``, ``options``, ``outcome`` (how a leg run here ended, told
+to a person), ``next``, ``progress``, ``rehearsal`` (the stand-in for a ``--rehearse`` block),
+``machine`` (the ``--format json`` forms, ``schemas/status.schema.json``: ``omg status``'s
+documents — a listing, one run with its next step, nodes and executions, one node — and the
+outcome line ``omg run``/``omg resume`` end stdout with, a refusal's too; ``schema: 1``, fields
+only ever added within it), ``complete`` (shell completion, ``--install-completion``: run ids
+from the runs directory's names, a run's node and gate ids from its ``state.json``, read
+unverified and never raising — a Tab must answer at once and never break the shell),
+``terminal`` (what a stream may be sent: colour only to a terminal while ``NO_COLOR`` is unset
+or empty, a redrawn line only to a terminal that is not ``TERM=dumb``, never a control character
+from a node's output — shown as ``\\xNN``), ``version`` (``omg --version``: the version and, from
+PEP 610's ``direct_url.json``, the commit a git install came from — the pin ``omg init``
+writes). Commands: ``log`` (``omg log``: the whole event log as one stream, filtered, followed),
+``stub_model`` (``omg stub-model``), ``nodeview`` (``status --node``), ``graphview`` (``omg
+graph``: the flowchart, grouped by depth with why on stderr when Mermaid's defaults would refuse
+it; ``--full`` for every edge), ``scrub`` (the start-up re-exec without secrets in the
+environment block; non-dumpable), ``job`` (``omg leg``: the job handed to ``ci/``, its words
+printed, its outcome the exit code), ``plan`` (``omg plan --matrix``), ``runs``
+(run/resume/clean), ``init`` (``omg init``: the workflows and a starter graph from
+``omg/templates/``, pinned, never over a differing file nor through a link: every path planned
+before any is written, each file made in a ``mkdtemp`` directory inside the target and linked
+into place), ``next`` (the one "what next" table), ``prune`` (``omg prune``: judges each run
+from its record, lease and notes, asks GitHub whether each pull request with a spend book is
+open, prints and removes), ``status`` (status/replay; ``--fetch REMOTE``: the remote's run
+branches fetched into ``refs/remotes/`` and read from there, nothing else local written),
+``ledger``, ``lint`` (formats; ``python -m omg.lint``), ``progress``, ``exits``, ``stats``
+(``omg stats``: the run branches, local or ``--fetch REMOTE``'s, summarised as text, JSON or
+Markdown, ``--compare``, ``--html``), ``runpage`` (``omg report RUN --html FILE``: one run's
+page; ``--artifact NAME`` names it in the step summary)
+"""
 
 from __future__ import annotations
 
