@@ -29,6 +29,7 @@ from omg.state.snapshot import (
     shape_problem,
 )
 from omg.state.verify import Damaged, Snapshot, events_fix, state_fix
+from omg.state.vouched import Point, read_point, write_point
 
 __all__ = [
     "CHUNK_EVENTS",
@@ -173,10 +174,13 @@ class RunDir:
         """Every event, in order; a torn, oversized or foreign line is a StateError."""
         return self._log.read_events()
 
-    def verified(self, snapshot: Snapshot | None = None) -> tuple[State, int]:
-        """The fold of every event and the last seq, each line checked in one streaming pass
-        and ``snapshot`` compared with the fold at its seq (``state.verify``)."""
-        return self._log.verified(snapshot)
+    def verified(
+        self, snapshot: Snapshot | None = None, point: Point | None = None
+    ) -> tuple[State, int, Point]:
+        """The fold of every event, the last seq and the point reached, each line checked in
+        one streaming pass (past ``point`` only, when it holds: ``state.verify``) and
+        ``snapshot`` compared with the fold at its seq."""
+        return self._log.verified(snapshot, point)
 
     # -- state ----------------------------------------------------------------
     def read_state(self) -> State:
@@ -284,7 +288,9 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     snapshot = None
     if os.path.lexists(rundir.state_path):  # absent: the first leg was killed before writing it
         snapshot = Snapshot(rundir.read_state(), rundir.state_path)
-    state, last = rundir.verified(snapshot)
+    point = read_point(rundir.path)
+    since = None if point is None else point.seq
+    state, last, reached = rundir.verified(snapshot, point)
     if snapshot is None and last == 0:
         raise Damaged(
             rundir.log_path, None, "holds no events and there is no state.json: the run's "
@@ -301,11 +307,15 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     damaged = artifacts.check(rundir.path, state, rundir.artifact, contents=contents)
     if damaged is not None:
         raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
+    # a fold of its own, not the point's, means the whole log was checked
+    if point is None or reached.state is not point.state or reached.seq != since:
+        write_point(rundir.path, reached)  # the next look checks only what comes after it
     return state, last
 
 
 def fold_run(rundir: RunDir) -> State:
-    """The fold of every event, each line checked (for `omg replay`: state.json is on trial)."""
+    """The fold of every event, each line checked — all of them, whatever point was verified
+    before (for `omg replay`: state.json is on trial)."""
     return rundir.verified()[0]
 
 

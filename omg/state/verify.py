@@ -12,8 +12,10 @@ the event schema too. A torn last line (a power loss mid-write) is refused as be
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -25,6 +27,7 @@ from omg.fastschema import Check, compile_schema
 from omg.records import State
 from omg.state.events import EVENT_KINDS
 from omg.state.fold import EVENT_SCHEMA, apply, empty_state
+from omg.state.vouched import LogFile, Point
 
 #: Bytes read at a time: the pass streams, whatever the size of the history.
 CHUNK = 1 << 20
@@ -104,6 +107,87 @@ def verify(
     otherwise. Seq runs on across the files: a chunk named for its first seq must begin there,
     so a chunk lost, swapped or repeated shows at its first line. The run is the one the
     files' run directory names."""
+    st, last, _ = verify_from(segments, snapshot, max_line=max_line, opener=opener)
+    return st, last
+
+
+def verify_from(
+    segments: Sequence[Path],
+    snapshot: Snapshot | None = None,
+    *,
+    max_line: int,
+    opener: Callable[[Path], BinaryIO] | None = None,
+    point: Point | None = None,
+) -> tuple[State, int, Point]:
+    """``verify``, and the point it reached. From ``point`` (the log verified up to it before)
+    only the lines after it are checked and folded — when every byte it covers is as it was
+    (their sha256), the files it names are the log's first, and ``snapshot`` is not older than
+    it; otherwise, and when a line after it is refused, the whole log is checked, so a refusal
+    always comes from the whole check."""
+    opener = opener or _open
+    if point is not None:
+        try:
+            found = _on_from(segments, snapshot, max_line, opener, point)
+        except Damaged:
+            found = None
+        if found is not None:
+            return found
+    return _whole(segments, snapshot, max_line, opener)
+
+
+def _on_from(
+    segments: Sequence[Path], snapshot: Snapshot | None, max_line: int,
+    opener: Callable[[Path], BinaryIO], point: Point,
+) -> tuple[State, int, Point] | None:  # fmt: skip
+    """The check from ``point`` on, or None when the point does not hold for these files."""
+    run_dir = _run_dir(segments[0])
+    covered = len(point.files)
+    names = [_name(p, run_dir) for p in segments[:covered]]
+    snap_seq = -1 if snapshot is None else snapshot.state["seq"]
+    folded = point.state["seq"]  # the fold's seq: a node_started after it changes nothing
+    if (
+        point.run_id != run_dir.name
+        or names != [f.name for f in point.files]
+        or 0 <= snap_seq <= point.seq
+        and snap_seq != folded  # (the whole check compares it)
+    ):
+        return None
+    digest = hashlib.sha256()
+    with ExitStack() as stack:
+        fh: BinaryIO | None = None
+        for i, vouched in enumerate(point.files):
+            try:
+                fh = stack.enter_context(opener(segments[i]))
+            except (OSError, StateError):
+                return None
+            data = fh.read(vouched.size)
+            if len(data) != vouched.size or (i < covered - 1 and fh.read(1)):
+                return None  # a file grew or shrank under the point
+            digest.update(data)
+        if fh is None or digest.hexdigest() != point.sha256:
+            return None
+        st = point.state
+        if snapshot is not None:
+            _same_run(snapshot, run_dir.name)
+            if snap_seq == folded:
+                _compare(st, snapshot, segments[covered - 1], point.files[-1].lines, snap_seq)
+        walk = _Walk(run_dir.name, st, snapshot, snap_seq, max(snap_seq, point.seq), max_line)
+        walk.n, walk.legs, walk.digest = point.seq, len(st["legs"]), digest
+        walk.files = list(point.files[:-1])
+        last = point.files[-1]
+        walk.segment(
+            fh, segments[covered - 1], empty_ok=covered == len(segments),
+            lines=last.lines, size=last.size,
+        )  # fmt: skip
+    for i in range(covered, len(segments)):
+        _walk_file(walk, segments, i, opener)
+    return _reached(walk, segments, snapshot)
+
+
+def _whole(
+    segments: Sequence[Path], snapshot: Snapshot | None, max_line: int,
+    opener: Callable[[Path], BinaryIO],
+) -> tuple[State, int, Point]:  # fmt: skip
     run_dir = _run_dir(segments[0])
     run_id = run_dir.name
     st = empty_state()
@@ -114,20 +198,39 @@ def verify(
             _compare(st, snapshot, segments[0], 0, 0)
     tail = max(snap_seq, 0)  # lines after this one are checked against the event schema
     walk = _Walk(run_id, st, snapshot, snap_seq, tail, max_line)
-    last = len(segments) - 1
-    for i, path in enumerate(segments):
-        first = _first_seq(path)
-        if first is not None and first != walk.n + 1:
-            _chunk_starts(path, first, walk.n)
-        with (opener or _open)(path) as fh:
-            walk.segment(fh, path, empty_ok=i == last)
-    if snapshot is not None and snap_seq > walk.n:
+    for i in range(len(segments)):
+        _walk_file(walk, segments, i, opener)
+    return _reached(walk, segments, snapshot)
+
+
+def _walk_file(
+    walk: _Walk, segments: Sequence[Path], i: int, opener: Callable[[Path], BinaryIO]
+) -> None:
+    path = segments[i]
+    first = _first_seq(path)
+    if first is not None and first != walk.n + 1:
+        _chunk_starts(path, first, walk.n)
+    with opener(path) as fh:
+        walk.segment(fh, path, empty_ok=i == len(segments) - 1)
+
+
+def _reached(
+    walk: _Walk, segments: Sequence[Path], snapshot: Snapshot | None
+) -> tuple[State, int, Point]:
+    """The end of a check: the snapshot must not be past the log; the fold, last seq, point."""
+    run_dir = _run_dir(segments[0])
+    if snapshot is not None and snapshot.state["seq"] > walk.n:
         raise Damaged(
-            segments[-1], None, f"does not hold event {snap_seq}, which {snapshot.path.name} "
-            f"was folded up to (the stream stops at seq {walk.n}): events were lost, e.g. a "
-            "file was truncated, removed or replaced", events_fix(run_dir),
+            segments[-1], None, f"does not hold event {snapshot.state['seq']}, which "
+            f"{snapshot.path.name} was folded up to (the stream stops at seq {walk.n}): events "
+            "were lost, e.g. a file was truncated, removed or replaced", events_fix(run_dir),
         )  # fmt: skip
-    return st, walk.n
+    files, digest = tuple(walk.files), walk.digest.hexdigest()
+    return walk.st, walk.n, Point(run_dir.name, files, digest, walk.st, walk.n)
+
+
+def _name(path: Path, run_dir: Path) -> str:
+    return f"{path.parent.name}/{path.name}" if path.parent != run_dir else path.name
 
 
 def _open(path: Path) -> BinaryIO:
@@ -168,17 +271,26 @@ class _Walk:
         self.run_id, self.st, self.snapshot = run_id, st, snapshot
         self.snap_seq, self.tail, self.max_line = snap_seq, tail, max_line
         self.n = self.legs = 0
+        self.digest = hashlib.sha256()  # of every byte walked, in order
+        self.files: list[LogFile] = []  # each file walked: its size and lines
 
-    def segment(self, events: BinaryIO, path: Path, *, empty_ok: bool) -> None:
+    def segment(
+        self, events: BinaryIO, path: Path, *, empty_ok: bool, lines: int = 0, size: int = 0
+    ) -> None:
+        """Check and fold the lines of ``events`` (``path``), read on from its ``size``th byte,
+        its ``lines``th line."""
         run_id, st, snapshot, snap_seq, tail = (
             self.run_id, self.st, self.snapshot, self.snap_seq, self.tail)  # fmt: skip
         max_line = self.max_line
         scan, kinds, nodes, schema = _SCAN, _KINDS, _NODE_KINDS, EVENT_SCHEMA
         n, legs = self.n, self.legs
-        base = n  # line k of this file holds seq base + k
+        base = n - lines  # line k of this file holds seq base + k
         fix = events_fix(_run_dir(path))
         carry = b""
+        update = self.digest.update
         while chunk := events.read(CHUNK):
+            update(chunk)
+            size += len(chunk)
             buf = carry + chunk if carry else chunk
             cut = buf.rfind(b"\n") + 1
             carry = buf[cut:]
@@ -245,6 +357,7 @@ class _Walk:
         if n == base and not empty_ok:
             raise Damaged(path, None, "holds no events, yet a file of the log follows it", fix)
         self.n, self.legs = n, legs
+        self.files.append(LogFile(_name(path, _run_dir(path)), size, n - base))
 
 
 @cache
