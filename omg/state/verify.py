@@ -148,8 +148,7 @@ def _on_from(
     if (
         point.run_id != run_dir.name
         or names != [f.name for f in point.files]
-        or 0 <= snap_seq <= point.seq
-        and snap_seq != folded  # (the whole check compares it)
+        or (0 <= snap_seq <= point.seq and snap_seq != folded)  # (the whole check compares it)
     ):
         return None
     digest = hashlib.sha256()
