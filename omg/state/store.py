@@ -3,6 +3,7 @@ safely, the paths written since the last commit, and the leg lock; the run loade
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
@@ -29,7 +30,7 @@ from omg.state.snapshot import (
     shape_problem,
 )
 from omg.state.verify import Damaged, Snapshot, events_fix, state_fix
-from omg.state.vouched import Point, read_point, write_point
+from omg.state.vouched import VERIFIED, Point, encoded, read_point, verify_from
 
 __all__ = [
     "CHUNK_EVENTS",
@@ -180,7 +181,8 @@ class RunDir:
         """The fold of every event, the last seq and the point reached, each line checked in
         one streaming pass (past ``point`` only, when it holds: ``state.verify``) and
         ``snapshot`` compared with the fold at its seq."""
-        return self._log.verified(snapshot, point)
+        files, opener = self._log.checked_files()
+        return verify_from(files, snapshot, max_line=MAX_LINE, opener=opener, point=point)
 
     # -- state ----------------------------------------------------------------
     def read_state(self) -> State:
@@ -309,7 +311,8 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
         raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
     # a fold of its own, not the point's, means the whole log was checked
     if point is None or reached.state is not point.state or reached.seq != since:
-        write_point(rundir.path, reached)  # the next look checks only what comes after it
+        with contextlib.suppress(OSError):  # (a directory omg may not write keeps its old one)
+            atomic_write(rundir.path / VERIFIED, encoded(reached))  # the next look starts there
     return state, last
 
 

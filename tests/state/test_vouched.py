@@ -15,8 +15,8 @@ from test_verify import history
 
 from omg.state import fold
 from omg.state.store import CHUNK_EVENTS, MAX_LINE, RunDir, canonical_json, load_run
-from omg.state.verify import Damaged, Snapshot, verify_from
-from omg.state.vouched import VERIFIED, read_point
+from omg.state.verify import Damaged, Snapshot
+from omg.state.vouched import VERIFIED, read_point, verify_from
 
 
 def line(ev: dict[str, Any]) -> str:
