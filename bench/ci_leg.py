@@ -41,6 +41,8 @@ PHASES = [
     ("step summary", ["write_summary"]),
     ("PR comment (find + update/post)", ["upsert_comment", "post_once"]),
     ("nodes (child processes)", ["spawn"]),
+    ("imports (every module, start-up)", ["_find_and_load"]),
+    ("the run's record verified (load_run)", ["load_run"]),
     ("whole omg leg", ["main"]),
 ]
 

@@ -3,23 +3,28 @@ and with `--by-node`, which reads state.json only) on runs whose history is 1k, 
 100k events over 100 and 1,000 nodes.
 The cost must follow the state, not the history.
 
-    python bench/resume.py [--quick] [--repeats 5]
+    python bench/resume.py [--quick] [--repeats 5] [--against CHECKOUT] [--events 100000]
 
 Each run directory is written as a long-lived run leaves it: many legs of retried attempts
 (events.jsonl and its chunks), state.json their fold, one node left pending. `resume` runs that
-one node (`true`); `status` shows the ledger of the run.
+one node (`true`); `status` shows the ledger of the run. Every figure but "first look" is of a
+run looked at once before on this machine (its verified point recorded, as every leg's start
+and every `status` leaves it); "first look" is `status --by-node` on a run never looked at here
+(a fresh clone's). ``--against CHECKOUT`` times another tree's sources (``PYTHONPATH``) in turn
+with this one's, repeat by repeat.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from common import OMG, chain, median_of, report, wall
+from common import CHILD_ENV, OMG, chain, report, wall
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -69,11 +74,16 @@ def build(work: Path, nodes: int, events: int) -> Path:
     return rd.path
 
 
-def timed(argv: list[str], work: Path, template: Path) -> float:
-    """One fresh process on a fresh copy of the run (a resume changes it)."""
+def timed(
+    argv: list[str], work: Path, template: Path, env: dict[str, str], *, looked: bool = True
+) -> float:
+    """One fresh process on a fresh copy of the run (a resume changes it); ``looked``: with the
+    verified point an earlier look left."""
     shutil.rmtree(work / "runs" / "big")
     shutil.copytree(template.with_name("template"), work / "runs" / "big")
-    return wall(argv, work)
+    if not looked:
+        (work / "runs" / "big" / "verified.json").unlink(missing_ok=True)
+    return wall(argv, work, env=env)
 
 
 def _line(ev: dict[str, Any]) -> str:
@@ -86,31 +96,48 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run: one small run, one repeat")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--against", type=Path, help="another checkout's sources, timed in turn")
+    ap.add_argument("--events", type=int, help="only the runs of this many events")
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
     shapes = [(20, 500)] if args.quick else [
-        (n, e) for n in (100, 1000) for e in (1_000, 10_000, 100_000) if e > 2 * n
+        (n, e) for n in (100, 1000) for e in (1_000, 10_000, 100_000)
+        if e > 2 * n and args.events in (None, e)
     ]  # fmt: skip
+    envs = {"": CHILD_ENV}
+    if args.against is not None:
+        envs["before"] = {**CHILD_ENV, "PYTHONPATH": str(args.against.resolve())}
+    names = ("status", "status --by-node", "resume", "resume --by-node", "first look")
     rows, data = [], []
     for nodes, events in shapes:
         work = Path(tempfile.mkdtemp(prefix="omg-resume-"))
         try:
             template = build(work, nodes, events)
-            shutil.copytree(template, template.with_name("template"))
             status = [*OMG, "status", "big", "--runs-dir", "runs"]
             resume = [*OMG, "resume", "big", "--runs-dir", "runs", "--no-commit"]
-            times = [
-                median_of(lambda argv=argv, w=work, t=template: timed(argv, w, t), repeats) * 1000
-                for argv in (status, [*status, "--by-node"], resume, [*resume, "--by-node"])
-            ]
+            wall([*status, "--by-node"], work)  # a first look: the point it leaves is kept
+            shutil.copytree(template, template.with_name("template"))
+            argvs = (status, [*status, "--by-node"], resume, [*resume, "--by-node"])
+            cases = [(n, a, True) for n, a in zip(names, argvs, strict=False)]
+            cases.append((names[-1], [*status, "--by-node"], False))
+            times: dict[str, list[list[float]]] = {tag: [] for tag in envs}
+            for _, argv, looked in cases:
+                runs: dict[str, list[float]] = {tag: [] for tag in envs}
+                for _ in range(repeats):
+                    for tag, env in envs.items():
+                        took = timed(argv, work, template, env, looked=looked)
+                        runs[tag].append(took * 1000)
+                for tag in envs:
+                    times[tag].append(runs[tag])
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        rows.append([nodes, events, *(f"{ms:.0f}" for ms in times)])
-        names = ("status_ms", "status_by_node_ms", "resume_ms", "resume_by_node_ms")
-        data.append({"nodes": nodes, "events": events,
-                     **{k: round(ms, 1) for k, ms in zip(names, times, strict=True)}})  # fmt: skip
-    header = ["nodes", "events", "status", "status --by-node", "resume", "resume --by-node"]
-    report("resume", f"start-up on long runs, median of {repeats}", header, rows, data)
+        for tag in envs:
+            ms = [statistics.median(r) for r in times[tag]]
+            rows.append([tag or "this", nodes, events, *(f"{m:.0f}" for m in ms)])
+            data.append({"tree": tag or "this", "nodes": nodes, "events": events,
+                         **{k: round(m, 1) for k, m in zip(names, ms, strict=True)}})  # fmt: skip
+    header = ["tree", "nodes", "events", *names]
+    report("resume", f"start-up on long runs (ms), median of {repeats}", header, rows, data)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,14 @@ from omg.git.edge import translated
 from omg.git.names import head, run_ref
 
 LOCK_FILE = "leg.lock"
+#: The record check's verified point (``state/vouched.py``): a cache of this machine's.
+VERIFIED_FILE = "verified.json"
 
 
 def skipped(name: str, *, top: bool) -> bool:
-    """Files never committed nor restored: the leg lock and in-flight temp files."""
-    return (top and name == LOCK_FILE) or ".tmp" in name
+    """Files never committed nor restored: the leg lock, the verified point and in-flight
+    temp files."""
+    return (top and name in (LOCK_FILE, VERIFIED_FILE)) or ".tmp" in name
 
 
 def commit(

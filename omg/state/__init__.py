@@ -11,6 +11,9 @@
   still runs.
 - ``verify``: the record check — every line of every chunk, seq running on across them, run id,
   and state.json against the fold at its seq.
+- ``vouched``: the verified point — the log's files and bytes a check covered, their sha256 and
+  fold, kept in ``verified.json`` beside the record; ``verify_from``, the check from it: those
+  bytes hashed, only the lines after them checked and folded.
 - ``artifacts``: each passed node's reply file against the size and sha256 its ``node_passed``
   recorded.
 - ``log``: the event log as one stream — each line as recorded, read only once the record is

@@ -3,6 +3,7 @@ safely, the paths written since the last commit, and the leg lock; the run loade
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
@@ -29,6 +30,7 @@ from omg.state.snapshot import (
     shape_problem,
 )
 from omg.state.verify import Damaged, Snapshot, events_fix, state_fix
+from omg.state.vouched import VERIFIED, Point, encoded, read_point, verify_from
 
 __all__ = [
     "CHUNK_EVENTS",
@@ -173,10 +175,14 @@ class RunDir:
         """Every event, in order; a torn, oversized or foreign line is a StateError."""
         return self._log.read_events()
 
-    def verified(self, snapshot: Snapshot | None = None) -> tuple[State, int]:
-        """The fold of every event and the last seq, each line checked in one streaming pass
-        and ``snapshot`` compared with the fold at its seq (``state.verify``)."""
-        return self._log.verified(snapshot)
+    def verified(
+        self, snapshot: Snapshot | None = None, point: Point | None = None
+    ) -> tuple[State, int, Point]:
+        """The fold of every event, the last seq and the point reached, each line checked in
+        one streaming pass (past ``point`` only, when it holds: ``state.verify``) and
+        ``snapshot`` compared with the fold at its seq."""
+        files, opener = self._log.checked_files()
+        return verify_from(files, snapshot, max_line=MAX_LINE, opener=opener, point=point)
 
     # -- state ----------------------------------------------------------------
     def read_state(self) -> State:
@@ -284,7 +290,9 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     snapshot = None
     if os.path.lexists(rundir.state_path):  # absent: the first leg was killed before writing it
         snapshot = Snapshot(rundir.read_state(), rundir.state_path)
-    state, last = rundir.verified(snapshot)
+    point = read_point(rundir.path)
+    since = None if point is None else point.seq
+    state, last, reached = rundir.verified(snapshot, point)
     if snapshot is None and last == 0:
         raise Damaged(
             rundir.log_path, None, "holds no events and there is no state.json: the run's "
@@ -301,11 +309,16 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     damaged = artifacts.check(rundir.path, state, rundir.artifact, contents=contents)
     if damaged is not None:
         raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
+    # a fold of its own, not the point's, means the whole log was checked
+    if point is None or reached.state is not point.state or reached.seq != since:
+        with contextlib.suppress(OSError):  # (a directory omg may not write keeps its old one)
+            atomic_write(rundir.path / VERIFIED, encoded(reached))  # the next look starts there
     return state, last
 
 
 def fold_run(rundir: RunDir) -> State:
-    """The fold of every event, each line checked (for `omg replay`: state.json is on trial)."""
+    """The fold of every event, each line checked — all of them, whatever point was verified
+    before (for `omg replay`: state.json is on trial)."""
     return rundir.verified()[0]
 
 

@@ -12,6 +12,7 @@ the event schema too. A torn last line (a power loss mid-write) is refused as be
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ def torn(path: Path, line: int) -> Damaged:
     return Damaged(
         path, line, "is torn (unterminated): the event stream was cut mid-write",
         "omg will not append to it: remove the partial last line by hand after inspecting it, "
-        f"or {events_fix(_run_dir(path))}",
+        f"or {events_fix(run_dir_of(path))}",
     )  # fmt: skip
 
 
@@ -104,37 +105,64 @@ def verify(
     otherwise. Seq runs on across the files: a chunk named for its first seq must begin there,
     so a chunk lost, swapped or repeated shows at its first line. The run is the one the
     files' run directory names."""
-    run_dir = _run_dir(segments[0])
+    walk = whole(segments, snapshot, max_line, opener or _open)
+    return walk.st, walk.n
+
+
+def whole(
+    segments: Sequence[Path], snapshot: Snapshot | None, max_line: int,
+    opener: Callable[[Path], BinaryIO],
+) -> Walk:  # fmt: skip
+    """The check of every line (``verify``), as the walk that made it."""
+    run_dir = run_dir_of(segments[0])
     run_id = run_dir.name
     st = empty_state()
     snap_seq = -1 if snapshot is None else snapshot.state["seq"]
     if snapshot is not None:
-        _same_run(snapshot, run_id)
+        same_run(snapshot, run_id)
         if snap_seq == 0:
-            _compare(st, snapshot, segments[0], 0, 0)
+            compare(st, snapshot, segments[0], 0, 0)
     tail = max(snap_seq, 0)  # lines after this one are checked against the event schema
-    walk = _Walk(run_id, st, snapshot, snap_seq, tail, max_line)
-    last = len(segments) - 1
-    for i, path in enumerate(segments):
-        first = _first_seq(path)
-        if first is not None and first != walk.n + 1:
-            _chunk_starts(path, first, walk.n)
-        with (opener or _open)(path) as fh:
-            walk.segment(fh, path, empty_ok=i == last)
-    if snapshot is not None and snap_seq > walk.n:
+    walk = Walk(run_id, st, snapshot, snap_seq, tail, max_line)
+    for i in range(len(segments)):
+        walk_file(walk, segments, i, opener)
+    reached(walk, segments, snapshot)
+    return walk
+
+
+def walk_file(
+    walk: Walk, segments: Sequence[Path], i: int, opener: Callable[[Path], BinaryIO]
+) -> None:
+    """Walk on through ``segments[i]``, which must begin at the seq after the walk's last."""
+    path = segments[i]
+    first = _first_seq(path)
+    if first is not None and first != walk.n + 1:
+        _chunk_starts(path, first, walk.n)
+    with opener(path) as fh:
+        walk.segment(fh, path, empty_ok=i == len(segments) - 1)
+
+
+def reached(walk: Walk, segments: Sequence[Path], snapshot: Snapshot | None) -> None:
+    """The end of a check: the snapshot must not be past the log."""
+    if snapshot is not None and snapshot.state["seq"] > walk.n:
         raise Damaged(
-            segments[-1], None, f"does not hold event {snap_seq}, which {snapshot.path.name} "
-            f"was folded up to (the stream stops at seq {walk.n}): events were lost, e.g. a "
-            "file was truncated, removed or replaced", events_fix(run_dir),
+            segments[-1], None, f"does not hold event {snapshot.state['seq']}, which "
+            f"{snapshot.path.name} was folded up to (the stream stops at seq {walk.n}): events "
+            "were lost, e.g. a file was truncated, removed or replaced",
+            events_fix(run_dir_of(segments[0])),
         )  # fmt: skip
-    return st, walk.n
+
+
+def log_name(path: Path, run_dir: Path) -> str:
+    """A file of the log by its name in the run directory (``events/<seq>.jsonl``)."""
+    return f"{path.parent.name}/{path.name}" if path.parent != run_dir else path.name
 
 
 def _open(path: Path) -> BinaryIO:
     return path.open("rb")
 
 
-def _run_dir(path: Path) -> Path:
+def run_dir_of(path: Path) -> Path:
     """The run directory a file of the event log lives in (a chunk one level deeper)."""
     return path.parent.parent if _first_seq(path) is not None else path.parent
 
@@ -154,11 +182,11 @@ def _chunk_starts(path: Path, first: int, before: int) -> None:
         why = "it overlaps the file before it: a chunk repeated or put in by hand"
     raise Damaged(
         path, None, f"is named for seq {first}, but the log before it ends at seq {before}: "
-        f"{why}", events_fix(_run_dir(path)),
+        f"{why}", events_fix(run_dir_of(path)),
     )  # fmt: skip
 
 
-class _Walk:
+class Walk:
     """The streaming check, carried from one file of the event log to the next."""
 
     def __init__(
@@ -168,17 +196,26 @@ class _Walk:
         self.run_id, self.st, self.snapshot = run_id, st, snapshot
         self.snap_seq, self.tail, self.max_line = snap_seq, tail, max_line
         self.n = self.legs = 0
+        self.digest = hashlib.sha256()  # of every byte walked, in order
+        self.files: list[tuple[str, int, int]] = []  # each file walked: name, size, lines
 
-    def segment(self, events: BinaryIO, path: Path, *, empty_ok: bool) -> None:
+    def segment(
+        self, events: BinaryIO, path: Path, *, empty_ok: bool, lines: int = 0, size: int = 0
+    ) -> None:
+        """Check and fold the lines of ``events`` (``path``), read on from its ``size``th byte,
+        its ``lines``th line."""
         run_id, st, snapshot, snap_seq, tail = (
             self.run_id, self.st, self.snapshot, self.snap_seq, self.tail)  # fmt: skip
         max_line = self.max_line
         scan, kinds, nodes, schema = _SCAN, _KINDS, _NODE_KINDS, EVENT_SCHEMA
         n, legs = self.n, self.legs
-        base = n  # line k of this file holds seq base + k
-        fix = events_fix(_run_dir(path))
+        base = n - lines  # line k of this file holds seq base + k
+        fix = events_fix(run_dir_of(path))
         carry = b""
+        update = self.digest.update
         while chunk := events.read(CHUNK):
+            update(chunk)
+            size += len(chunk)
             buf = carry + chunk if carry else chunk
             cut = buf.rfind(b"\n") + 1
             carry = buf[cut:]
@@ -235,7 +272,7 @@ class _Walk:
                             f"({type(exc).__name__}: {exc})", fix,
                         ) from None  # fmt: skip
                 if n == snap_seq and snapshot is not None:
-                    _compare(st, snapshot, path, line, n)
+                    compare(st, snapshot, path, line, n)
             if garbled is not None:
                 raise garbled
             if len(carry) > max_line:
@@ -245,6 +282,7 @@ class _Walk:
         if n == base and not empty_ok:
             raise Damaged(path, None, "holds no events, yet a file of the log follows it", fix)
         self.n, self.legs = n, legs
+        self.files.append((log_name(path, run_dir_of(path)), size, n - base))
 
 
 @cache
@@ -260,14 +298,14 @@ def _decode(buf: bytes, cut: int, path: Path, before: int) -> tuple[str, Damaged
     except UnicodeDecodeError as exc:
         start = buf.rfind(b"\n", 0, exc.start) + 1
         line = before + buf.count(b"\n", 0, start) + 1
-        bad = Damaged(path, line, "is not UTF-8 text (garbled bytes)", events_fix(_run_dir(path)))
+        bad = Damaged(path, line, "is not UTF-8 text (garbled bytes)", events_fix(run_dir_of(path)))
         return buf[:start].decode(), bad
 
 
 def _too_long(path: Path, line: int) -> None:
     raise Damaged(
         path, line, "is longer than 1 MiB (no event is): the event stream is damaged",
-        events_fix(_run_dir(path)),
+        events_fix(run_dir_of(path)),
     )  # fmt: skip
 
 
@@ -279,14 +317,14 @@ def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
     except json.JSONDecodeError:
         raise Damaged(
             path, n, "is not a JSON event: garbled, truncated, or written by hand",
-            events_fix(_run_dir(path)),
+            events_fix(run_dir_of(path)),
         ) from None  # fmt: skip
     except ValueError as exc:  # NaN, Infinity, a number past its range, nested too deep
         raise Damaged(
-            path, n, f"is not a JSON event omg wrote: {exc}", events_fix(_run_dir(path))
+            path, n, f"is not a JSON event omg wrote: {exc}", events_fix(run_dir_of(path))
         ) from None
     if not isinstance(ev, dict) or "seq" not in ev or "event" not in ev:
-        fix = events_fix(_run_dir(path))
+        fix = events_fix(run_dir_of(path))
         raise Damaged(path, n, "is not an omg event (no seq/event fields)", fix)
     return ev
 
@@ -294,7 +332,7 @@ def _lenient(line: str, path: Path, n: int) -> dict[str, Any]:
 def _envelope(ev: Mapping[str, object], path: Path, line: int, n: int, run_id: str) -> None:
     """Why the envelope of ``line`` (which must hold seq ``n``) is wrong: the first field
     that says so."""
-    fix = events_fix(_run_dir(path))
+    fix = events_fix(run_dir_of(path))
     if "seq" not in ev or "event" not in ev:
         raise Damaged(path, line, "is not an omg event (no seq/event fields)", fix)
     if ev.get("schema") != EVENT_SCHEMA:
@@ -331,13 +369,15 @@ def _leg(ev: Mapping[str, object], path: Path, n: int, before: int) -> None:
         problem = f"is a {kind}, but a run's record opens with run_started"
     else:
         problem = f"is a {kind} of leg {leg!r}, but it follows the run_started of leg {before}"
-    raise Damaged(path, n, problem, events_fix(_run_dir(path)))
+    raise Damaged(path, n, problem, events_fix(run_dir_of(path)))
 
 
 def _node(ev: Mapping[str, object], path: Path, n: int, legs: int) -> None:
     if ev.get("leg") != legs or not legs:
         _leg(ev, path, n, legs)
-    raise Damaged(path, n, f"is a {ev.get('event')} without a node_id", events_fix(_run_dir(path)))
+    raise Damaged(
+        path, n, f"is a {ev.get('event')} without a node_id", events_fix(run_dir_of(path))
+    )
 
 
 def _off_schema(ev: Mapping[str, object], path: Path, n: int) -> None:
@@ -351,11 +391,11 @@ def _off_schema(ev: Mapping[str, object], path: Path, n: int) -> None:
     what = f"field {field!r} is wrong: " if field else ""
     raise Damaged(
         path, n, f"does not match the event schema ({what}{error.message if error else '?'})",
-        events_fix(_run_dir(path)),
+        events_fix(run_dir_of(path)),
     )  # fmt: skip
 
 
-def _same_run(snapshot: Snapshot, run_id: str) -> None:
+def same_run(snapshot: Snapshot, run_id: str) -> None:
     theirs = snapshot.state["run_id"]
     if snapshot.state["seq"] > 0 and theirs != run_id:
         raise Damaged(
@@ -365,7 +405,7 @@ def _same_run(snapshot: Snapshot, run_id: str) -> None:
         )  # fmt: skip
 
 
-def _compare(st: State, snapshot: Snapshot, path: Path, at: int, n: int) -> None:
+def compare(st: State, snapshot: Snapshot, path: Path, at: int, n: int) -> None:
     """The fold stopped at seq ``n``, line ``at`` of ``path`` (0: before any)."""
     found = _first_difference(snapshot.state, st, ())
     if found is None:
@@ -376,7 +416,7 @@ def _compare(st: State, snapshot: Snapshot, path: Path, at: int, n: int) -> None
     raise Damaged(
         snapshot.path, _line_of(snapshot.path, keys),
         f"says {name} is {_short(theirs)}, but the events up to seq {n}{line} fold to "
-        f"{_short(ours)}: it was edited by hand, or is not this run's", state_fix(_run_dir(path)),
+        f"{_short(ours)}: it was edited by hand, or is not this run's", state_fix(run_dir_of(path)),
     )  # fmt: skip
 
 

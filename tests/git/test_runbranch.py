@@ -57,6 +57,8 @@ def test_commit_run_dir_chains_commits_and_skips_unchanged_trees(
     assert run_repo.commit_run_dir("r1", run_dir, "same", expect_parent=first) == first
     (run_dir / "leg.lock").write_text("another pid")  # the lock never counts as a change
     assert run_repo.commit_run_dir("r1", run_dir, "same", expect_parent=first) == first
+    (run_dir / "verified.json").write_text("{}")  # nor does this machine's verified point
+    assert run_repo.commit_run_dir("r1", run_dir, "same", expect_parent=first) == first
     make_run_dir(run_dir, seq=2)
     second = run_repo.commit_run_dir("r1", run_dir, "two", expect_parent=first)
     assert second != first

@@ -130,12 +130,13 @@ def omg_here(cwd: Path, *argv: str) -> Ran:
 
 def tree(root: Path) -> dict[str, bytes | str]:
     """Every path under ``root`` and its bytes (what a special file is, never opening it);
-    leg.lock left out, as each leg rewrites its holder's pid."""
+    leg.lock left out, as each leg rewrites its holder's pid, and verified.json, the record
+    check's cache of how far it got (never part of the record: see tests/state/test_vouched)."""
     out: dict[str, bytes | str] = {}
     for path in sorted(root.rglob("*")):
         mode = path.lstat().st_mode
         rel = path.relative_to(root).as_posix()
-        if path.name == "leg.lock":
+        if path.name in ("leg.lock", "verified.json"):
             continue
         if stat.S_ISLNK(mode):
             out[rel] = f"link to {os.readlink(path)}"
