@@ -41,7 +41,7 @@ class JobRuns:
         #: the run job of a leg split in two: the remote is read, never written — the leg's
         #: commits stay here and its notes are kept (``noted``) for the hand-off
         self.hand_off = False
-        self.noted: list[Note] = []
+        self.noted: dict[str, list[Note]] = {}  # run id → its notes, in order
 
     @property
     def pushes_to(self) -> str | None:
@@ -143,9 +143,10 @@ class JobRuns:
         from omg.leg.notes import note
 
         if self.hand_off:
-            if any(n["id"] == note_id for n in self.noted):
+            noted = self.noted.setdefault(rid, [])
+            if any(n["id"] == note_id for n in noted):
                 return False
-            self.noted.append({"id": note_id, "event": note_event(kind), "fields": dict(fields)})
+            noted.append({"id": note_id, "event": note_event(kind), "fields": dict(fields)})
             return True
         return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
 

@@ -1,9 +1,10 @@
 """A leg split in two jobs. The run job's end (`hand_off`, `omg leg --hand-off DIR`): the leg's
 commits and what it would have published (``publisher``) bundled for the next job. The publish
-job (`omg publish DIR`): it runs no node and no code of the pull request; it plans the trigger itself, asks the remote where the run's refs stand, verifies
-the run job's hand-off against that (`handoff.verify`), and only then pushes the run and sends
-what the leg wanted published — each part checked against what this job expects. A refused
-hand-off lands nothing: a failure status and a comment say why, and the job is refused."""
+job (`omg publish DIR`): it runs no node and no code of the pull request; it plans the trigger
+itself, asks the remote where the run's refs stand, verifies the run job's hand-off against
+that (`handoff.verify`), and only then pushes the run and sends what the leg wanted published —
+each part checked against what this job expects. A refused hand-off lands nothing: a failure
+status and a comment say why, and the job is refused."""
 
 from __future__ import annotations
 
@@ -160,7 +161,9 @@ def hand_off(ctx: JobContext, out: Path) -> str:
         base.append(pr["head_sha"])
     assert isinstance(ctx.api, Recorder)  # the run job's GitHub records its writes
     publish = ctx.api.publish
-    publish["notes"] = list(ctx.runs.noted)
+    publish["notes"] = list(ctx.runs.noted.get(rid, []))
+    for other in sorted(set(ctx.runs.noted) - {rid}):  # a hand-off carries its own run alone
+        ctx.say(f"omg: warning: the notes on run {other} were not handed off (one run a leg)")
     plan = Plan(rid, str(state["graph"].get("name") or ""), len(state["legs"]), olds, tuple(base))
     manifest = bundle(root, out, plan, publish)
     return (

@@ -56,4 +56,3 @@ class Recorder(GitHub):
     ) -> dict[str, str]:
         self.publish["dispatch"] = {"workflow": workflow, "ref": ref, "inputs": dict(inputs)}
         return {}
-
