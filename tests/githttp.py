@@ -23,6 +23,9 @@ class GitHttpServer:
 
     root: Path
     token: str
+    #: a token that may fetch but never push (a job with ``contents: read``): GitHub answers
+    #: its push 403
+    read_token: str = ""
     server: ThreadingHTTPServer | None = None
     auth_seen: list[str] = field(default_factory=list)
     #: every request served, as "METHOD /path" (a push is a POST to …/git-receive-pack)
@@ -43,7 +46,10 @@ class GitHttpServer:
 
 
 def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
-    expected = "Basic " + base64.b64encode(f"x-access-token:{srv.token}".encode()).decode()
+    def basic(token: str) -> str:
+        return "Basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
+
+    expected = basic(srv.token)
 
     class Handler(BaseHTTPRequestHandler):
         timeout = 30
@@ -73,7 +79,13 @@ def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
             given = self.headers.get("Authorization")
             srv.auth_seen.append(given or "")
             body = self._body() if self.command == "POST" else b""
-            if given != expected:
+            reader = bool(srv.read_token) and given == basic(srv.read_token)
+            if reader and "receive-pack" in self.path:
+                self.send_response(403)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if given != expected and not reader:
                 self.send_response(401)
                 self.send_header("WWW-Authenticate", 'Basic realm="omg-test"')
                 self.send_header("Content-Length", "0")

@@ -23,7 +23,13 @@ wave: `matrix_entry` (a matrix job's leg and its record on `refs/omg/fanout/…`
 `findingtable` (pure): each structured loop's latest findings as an inert Markdown table, for
 the sticky comment and the step summary. `handoff/`: the hand-off between a leg's two jobs — the
 run job bundles its new commits and what it would publish, the publish job verifies all of it
-before anything is written, then pushes.
+before anything is written, then pushes. A leg split in two jobs: in the run job (`omg leg
+--hand-off DIR`, read-only token) `publisher` is the job's GitHub — it reads, and records the
+comment, status and dispatch it would send into the hand-off — and its leg pushes nothing;
+`publish` holds both ends: the run job's `hand_off` (the bundle) and the publish job (`omg
+publish DIR`: the trigger planned anew, the run's refs asked of the remote, `handoff.verify`,
+then `apply` and the verified comment, status, dispatch and notes sent; a refusal lands
+nothing and says why on the pull request).
 
 `ci/` sits between `cli/` and `leg/`, and is the only package besides `cli/` that imports
 `github/`.

@@ -133,6 +133,7 @@ def report(
     run_id = end.run_id if end is not None else rid
     if run_id is None:  # a leg that lost its race before the run existed anywhere
         return reporting.skip(ctx, " ".join(ctx.notes) or "nothing ran", quiet=False)
+    ctx.reported.append(run_id)
     told = reporting.prepare(ctx, end, run_id, number, held)
     try:
         reporting.tell(ctx, told)

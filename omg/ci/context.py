@@ -43,6 +43,9 @@ class LegArgs:
     max_jobs: int | None = None  # the plan's --max-jobs (the fold re-plans with it)
     #: what a `schedule` event does: start today's run of the graph, or continue waiting runs
     on_schedule: OnSchedule = "continue"
+    #: the run job of a leg split in two: nothing is written to GitHub or the remote; the
+    #: leg's commits and what it would publish are handed off into this directory
+    hand_off: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -64,13 +67,17 @@ class JobContext:
     findings: list[Finding] = field(default_factory=list)
     #: what was said once this job (the commit status GitHub refused)
     said_once: set[str] = field(default_factory=set)
+    #: the runs this job reported on, in order (the run job hands off the last)
+    reported: list[str] = field(default_factory=list)
 
     @classmethod
     def of(
         cls, gh: Actions, args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say
     ) -> JobContext:
         """The context of a job running in ``gh`` with ``args``."""
-        api = GitHub(
+        from omg.ci.publisher import Recorder
+
+        api = (Recorder if args.hand_off is not None else GitHub)(
             gh.api_url,
             gh.repository,
             gh.token,
@@ -79,6 +86,7 @@ class JobContext:
             mask=Masker.from_env(environ),
         )
         runs = JobRuns(args.runs_dir, args.push, args.inputs, git_tokens(environ), say)
+        runs.hand_off = args.hand_off is not None
         return cls(gh, args, environ, api, runs, say, annotate)
 
     def stamp(self) -> EventFields:

@@ -43,7 +43,12 @@ def leg(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> J
     if isinstance(trigger, Dispatch):  # its graph input names the graph
         ctx = replace(ctx, args=dispatch.args(trigger, ctx.args))
     look = Look(ctx)
-    return act(ctx, look, plan(trigger, look))
+    outcome = act(ctx, look, plan(trigger, look))
+    if args.hand_off is not None:  # the run job: its writes go to the publish job
+        from omg.ci.publish import hand_off
+
+        ctx.say(f"omg: {hand_off(ctx, args.hand_off) or 'no run reported: nothing handed off'}")
+    return outcome
 
 
 def wave(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> JobOutcome:
@@ -51,6 +56,8 @@ def wave(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> 
     its dispatch's ``run-id`` input) names."""
     if args.node and args.fold:
         raise UsageError("--node runs a matrix entry and --fold the job after them: pick one")
+    if args.hand_off is not None:
+        raise UsageError("a fan-out wave's jobs run in one job each: leave --hand-off unset")
     ctx = JobContext.of(actions(environ), args, environ, say, annotate)
     rid = args.run_id
     if not rid:

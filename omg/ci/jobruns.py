@@ -15,6 +15,7 @@ from omg.state.runid import check_run_id
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
+    from omg.ci.handoff.manifest import Note, NoteEvent
     from omg.ci.prgraph import Base, PrGraph
     from omg.git.repo import RunRepo
     from omg.leg.commits import RunCommits
@@ -37,6 +38,15 @@ class JobRuns:
         self.inputs = inputs
         self.tokens = list(tokens)
         self.warn = warn
+        #: the run job of a leg split in two: the remote is read, never written — the leg's
+        #: commits stay here and its notes are kept (``noted``) for the hand-off
+        self.hand_off = False
+        self.noted: dict[str, list[Note]] = {}  # run id → its notes, in order
+
+    @property
+    def pushes_to(self) -> str | None:
+        """The remote a leg pushes to: none in the run job of a leg split in two."""
+        return None if self.hand_off else self.push
 
     def environment(self, run_id: str, run: Run | None = None) -> Environment:
         """A leg's environment for run ``run_id`` (``run``: as the caller opened it, if it did;
@@ -49,7 +59,7 @@ class JobRuns:
         )
         tokens = self.tokens
         env.commits = attach(
-            env.root, run_id, push=self.push, base="HEAD", warn=self.warn, tokens=tokens
+            env.root, run_id, push=self.pushes_to, base="HEAD", warn=self.warn, tokens=tokens
         )
         if env.commits is None:
             raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
@@ -132,6 +142,12 @@ class JobRuns:
         leg running now keeps its work); False when that note is on record already."""
         from omg.leg.notes import note
 
+        if self.hand_off:
+            noted = self.noted.setdefault(rid, [])
+            if any(n["id"] == note_id for n in noted):
+                return False
+            noted.append({"id": note_id, "event": note_event(kind), "fields": dict(fields)})
+            return True
         return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
 
     def masked(self, rid: str) -> RunDir:
@@ -148,7 +164,16 @@ class JobRuns:
         from omg.leg.commits import attach
 
         tokens = self.tokens
-        found = attach(Path.cwd(), rid, push=self.push, base="HEAD", warn=self.warn, tokens=tokens)
+        found = attach(
+            Path.cwd(), rid, push=self.pushes_to, base="HEAD", warn=self.warn, tokens=tokens
+        )
         if found is None:
             raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
         return found
+
+
+def note_event(kind: EventKind) -> NoteEvent:
+    """``kind`` as a note a hand-off may carry; a UsageError for any other."""
+    if kind == "leg_dispatched" or kind == "decision_refused" or kind == "run_superseded":
+        return kind
+    raise UsageError(f"a {kind} note cannot be handed off; run this leg in one job")

@@ -44,6 +44,7 @@ COMMANDS = (
     ("clean", run_commands.clean),
     ("prune", job_commands.prune_command),
     ("leg", job_commands.leg_command),
+    ("publish", job_commands.publish_command),
     ("plan", job_commands.plan_command),
     ("stub-model", graph_commands.stub_model),
     ("stats", view_commands.stats_command),

@@ -1,10 +1,12 @@
-"""`omg leg`: one GitHub Actions job, handed to `ci/` (read the trigger → plan → act → report);
-here its words are printed and its outcome becomes the exit code (`exits.BY_JOB`)."""
+"""`omg leg` and `omg publish`: one GitHub Actions job, handed to `ci/` (read the trigger → plan
+→ act → report; or a leg's hand-off verified, then published); here its words are printed and
+its outcome becomes the exit code (`exits.BY_JOB`)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.cli import exits
@@ -30,3 +32,11 @@ def job(args: LegArgs) -> int:
 
     run = wave if args.node or args.fold else leg
     return exits.BY_JOB[run(args, os.environ, say, annotate)]
+
+
+def publish(artifact: Path, args: LegArgs) -> int:
+    """The publish job of a leg split in two: the run job's hand-off in ``artifact`` verified,
+    then pushed and published; its exit code (a refused hand-off is refused: exit 3)."""
+    from omg.ci.publish import publish as publish_job
+
+    return exits.BY_JOB[publish_job(artifact, args, os.environ, say, annotate)]

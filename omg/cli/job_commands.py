@@ -27,6 +27,23 @@ if TYPE_CHECKING:
     from omg.ci import OnSchedule
     from omg.leg.caps import SpendCaps
 
+#: `omg leg`'s and `omg publish`'s options: the graph, the remote, the next leg's workflow.
+GraphFile = Annotated[
+    Path | None,
+    typer.Option("--graph", envvar="OMG_GRAPH", help="The graph file (PR events need it)."),
+]
+PushTo = Annotated[
+    str, typer.Option("--push", envvar="OMG_PUSH", metavar="REMOTE", help="Where run branches go.")
+]
+DispatchTo = Annotated[
+    str | None,
+    typer.Option(
+        "--dispatch-workflow",
+        envvar="OMG_DISPATCH_WORKFLOW",
+        help="Workflow file the next leg is dispatched to (default: this one).",
+    ),
+]
+
 
 def prune_command(
     remote: Annotated[
@@ -57,28 +74,15 @@ def prune_command(
 
 
 def leg_command(
-    graph: Annotated[
-        Path | None,
-        typer.Option("--graph", envvar="OMG_GRAPH", help="The graph file (PR events need it)."),
-    ] = None,
+    graph: GraphFile = None,
     run_id: Annotated[
         str | None,
         typer.Option("--run-id", envvar="OMG_RUN_ID", help="The run (default: from the event)."),
     ] = None,
     max_minutes: MaxMinutes = None,
     max_nodes: MaxNodes = None,
-    push: Annotated[
-        str,
-        typer.Option("--push", envvar="OMG_PUSH", metavar="REMOTE", help="Where run branches go."),
-    ] = "origin",
-    dispatch_workflow: Annotated[
-        str | None,
-        typer.Option(
-            "--dispatch-workflow",
-            envvar="OMG_DISPATCH_WORKFLOW",
-            help="Workflow file the next leg is dispatched to (default: this one).",
-        ),
-    ] = None,
+    push: PushTo = "origin",
+    dispatch_workflow: DispatchTo = None,
     input: Annotated[
         list[str] | None,
         typer.Option("--input", "-i", help="name=value for a new run (OMG_INPUTS: one a line)."),
@@ -140,6 +144,16 @@ def leg_command(
             "continue the runs whose wait for a limit or a day's cap is over.",
         ),
     ] = "continue",
+    hand_off: Annotated[
+        Path | None,
+        typer.Option(
+            "--hand-off",
+            envvar="OMG_HAND_OFF",
+            metavar="DIR",
+            help="The run job of a leg split in two: write nothing to GitHub or the remote; "
+            "hand the leg's commits and what it would publish off into DIR.",
+        ),
+    ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
@@ -160,9 +174,26 @@ def leg_command(
     args = LegArgs(
         graph, run_id or None, limits, push, runs_dir, inputs, dispatch_workflow,
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
-        on_schedule=_on_schedule(on_schedule),
+        on_schedule=_on_schedule(on_schedule), hand_off=hand_off or None,
     )  # fmt: skip
     exit_with(job(args))
+
+
+def publish_command(
+    artifact: Annotated[Path, typer.Argument(metavar="DIR", help="The run job's hand-off.")],
+    graph: GraphFile = None,
+    push: PushTo = "origin",
+    dispatch_workflow: DispatchTo = None,
+    runs_dir: RunsDir = DEFAULT_RUNS,
+) -> None:
+    """The publish job of a leg split in two: verify the run job's hand-off, then push it and
+    publish its comment, status and dispatch; a refused hand-off lands nothing (exit 3)."""
+    from omg.ci import LegArgs
+    from omg.cli.job import publish
+    from omg.leg.loop import LegOptions
+
+    args = LegArgs(graph, None, LegOptions(), push, runs_dir, {}, dispatch_workflow or None)
+    exit_with(publish(artifact, args))
 
 
 def _on_schedule(value: str) -> OnSchedule:

@@ -12,14 +12,18 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import FileMode, SortMode
 
 from omg.git.names import HEADS, run_ref
+
+if TYPE_CHECKING:
+    from omg.git.remote import GitToken
 
 #: Pack entry types (git's pack format), and the names of the four kinds of object.
 KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
@@ -300,3 +304,29 @@ def run_refs(repo_path: Path, run_id: str) -> dict[str, str]:
         if name == mine or (name.startswith(lanes) and "/" not in name.removeprefix(lanes)):
             out[name] = str(repo.references[name].resolve().target)
     return dict(sorted(out.items()))
+
+
+def remote_run_refs(
+    repo_path: Path, remote: str, run_id: str, tokens: Sequence[GitToken] = ()
+) -> dict[str, str]:
+    """The run's branch and its lanes' branches as ``remote`` holds them now, ref → commit
+    (asked of the remote, not read from this repository's tracking refs)."""
+    from omg.git import remote as remotes
+    from omg.git.edge import translated
+
+    repo = pygit2.Repository(str(repo_path))
+    mine, lanes = run_ref(run_id), f"{HEADS}omg/work/{run_id}/"
+    ep = remotes.endpoint(repo, remote)
+    with translated(f"listing run {run_id}'s refs on {ep.shown}", "check the remote and token"):
+        heads = ep.remote.list_heads(callbacks=remotes.Callbacks(repo, ep, tokens))
+    out: dict[str, str] = {}
+    for h in heads:
+        name = h.name or ""
+        if name == mine or (name.startswith(lanes) and "/" not in name.removeprefix(lanes)):
+            out[name] = str(h.oid)
+    return dict(sorted(out.items()))
+
+
+def head_commit(repo_path: Path) -> str:
+    """The commit the checkout at ``repo_path`` stands on."""
+    return str(pygit2.Repository(str(repo_path)).head.target)

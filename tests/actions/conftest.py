@@ -9,13 +9,14 @@ import pytest
 from githttp import serving
 
 from . import openapi
-from .kit import TOKEN, Repo
+from .kit import READ_TOKEN, TOKEN, Repo
 from .stand_in import StandIn
 
 
 @pytest.fixture
 def api() -> Iterator[StandIn]:
     stand_in = StandIn(permissions={"Codertocat": "admin", "octocat": "write", "reader": "read"})
+    stand_in.read_only.add(READ_TOKEN)
     server = stand_in.start()
     yield stand_in
     server.shutdown()
@@ -28,6 +29,7 @@ def api() -> Iterator[StandIn]:
 def github(tmp_path: Path, api: StandIn) -> Iterator[Callable[[str], Repo]]:
     """The repository on "GitHub": origin over smart HTTP behind the token, and the API."""
     with serving(tmp_path / "github", TOKEN) as server:
+        server.read_token = READ_TOKEN
 
         def make(graph: str) -> Repo:
             return Repo(tmp_path, api, graph, server, in_process=True)

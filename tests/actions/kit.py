@@ -35,6 +35,8 @@ PAYLOADS = Path(__file__).parent / "payloads"
 #: every process's command line must not find a parallel worker's checkout, which carries its
 #: own token (as actions/checkout does) in a `git -c http.extraHeader=…` of its own.
 TOKEN = f"ghs_simulated{secrets.token_hex(12)}"
+#: The token of a job with ``permissions: contents: read``: it reads, and every write is 403.
+READ_TOKEN = f"ghs_readonly{secrets.token_hex(12)}"
 SIG = pygit2.Signature("Codertocat", "codertocat@example.com")
 WORKFLOW = "omg-review.yml"
 RESUME = "omg-resume.yml"
@@ -340,6 +342,7 @@ class Repo:
         workflow: str | None = None,
         process: bool = False,
         pr_checkout: str = "base",
+        token: str = TOKEN,
     ) -> Job | Running:
         """Run one job (``omg leg`` unless ``command`` says otherwise, in ``workflow``); with
         ``start`` return the running process (for races) instead. ``pr_checkout``: what a
@@ -380,7 +383,7 @@ class Repo:
             "GITHUB_REPOSITORY": REPO,
             "GITHUB_API_URL": self.api.url,
             "GITHUB_SERVER_URL": self.server.url.rsplit("/", 1)[0],
-            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_TOKEN": token,
             "GITHUB_OUTPUT": str(temp / "output"),
             "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
             "GITHUB_WORKFLOW_REF": workflow_ref,

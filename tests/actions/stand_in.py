@@ -126,6 +126,9 @@ class StandIn:
     #: leaves them: per run, by name, never overwritten
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     artifact_limit: int = ARTIFACT_LIMIT
+    #: tokens of jobs whose permissions grant reads alone (``contents: read``): GitHub answers
+    #: their writes 403, whatever the write
+    read_only: set[str] = field(default_factory=set)
     _next_id: int = 9000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -237,6 +240,8 @@ class StandIn:
             )
         if fault is not None and fault.kind == "502":
             return 502, {"message": "Bad Gateway"}, {}
+        if method != "GET" and auth.split(" ")[-1] in self.read_only:
+            return 403, {"message": "Resource not accessible by integration"}, {}
         if fault is not None and fault.kind == "403":  # the token lacks the permission
             return 403, {"message": "Resource not accessible by integration"}, {}
         status, answer = self._route(method, path, query, body)

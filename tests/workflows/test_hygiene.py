@@ -74,8 +74,10 @@ def test_the_review_workflows_check_out_the_base_the_pr_targets(
     made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
     for text in (ROOT / ".github/workflows/omg-review.yml", doc_workflows["omg-review.yml"], made):
         doc = load(text)
-        [checkout] = [s for s in steps(doc) if s["uses"].startswith("actions/checkout@")]
-        assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+        checkouts = [s for s in steps(doc) if s["uses"].startswith("actions/checkout@")]
+        assert len(checkouts) == len(doc["jobs"])  # each job: the run job's, the publish job's
+        for checkout in checkouts:
+            assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
 
 
 def zizmor(files: list[Path]) -> subprocess.CompletedProcess[str]:
@@ -215,6 +217,14 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
     doc = load(ROOT / ".github" / "workflows" / name)
     group = doc["concurrency"]
     assert group["cancel-in-progress"] is False and "omg-" in group["group"]
+    if name == "omg-review.yml":  # a leg split in two: the run job reads, the publish job writes
+        assert doc["jobs"]["run"]["permissions"] == {"contents": "read"}
+        assert doc["jobs"]["publish"]["needs"] == "run"
+        assert doc["jobs"]["publish"]["permissions"] == {
+            "contents": "write", "pull-requests": "write", "actions": "write",
+            "statuses": "write",
+        }  # fmt: skip
+        return
     granted = doc["jobs"]["leg"]["permissions"]
     assert granted == {
         "contents": "write",
@@ -224,6 +234,38 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
         "statuses": "write",
     }
     assert "run-id" in str(doc.get("run-name", "")) or name == "omg-review.yml"
+
+
+#: What a model credential looks like in a workflow: a secret whose name says so.
+MODEL_SECRET = re.compile(r"secrets\.\w*(API_KEY|OAUTH_TOKEN|ANTHROPIC|OPENAI|CLAUDE)\w*", re.I)
+
+
+def _model_secrets(job: dict[str, Any]) -> list[str]:
+    """The model credentials a job hands a step (its env:, a step's env: or with:)."""
+    steps = job.get("steps", [])
+    where = [job.get("env", {}), *(s.get(k, {}) for s in steps for k in ("env", "with"))]
+    return [v for block in where for v in map(str, block.values()) if MODEL_SECRET.search(v)]
+
+
+def _writes(job: dict[str, Any]) -> list[str]:
+    granted = job.get("permissions", {})
+    if isinstance(granted, str):
+        return [granted] if "write" in granted else []
+    return [k for k, v in granted.items() if v == "write"]
+
+
+def test_the_review_workflows_hold_a_write_token_and_a_model_key_in_no_one_job() -> None:
+    """The shipped review workflow and `omg init`'s: the job that runs the nodes (and holds the
+    model keys) reads, and the job that writes holds no model key."""
+    from omg.cli.init import Pin, render
+
+    made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
+    for text in (ROOT / ".github/workflows/omg-review.yml", made):
+        doc = load(text)
+        for name, job in doc["jobs"].items():
+            keys, writes = _model_secrets(job), _writes(job)
+            assert not (keys and writes), f"job {name} writes ({writes}) and holds {keys}"
+        assert _model_secrets(doc["jobs"]["run"]) and _writes(doc["jobs"]["publish"])
 
 
 def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
@@ -246,7 +288,8 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     doc = load(ACTION)
     assert doc["runs"]["using"] == "composite"
     # and the action's own: the omg it installed, for later steps of the job
-    assert set(doc["outputs"]) == {*OUTPUT_NAMES, *FANOUT_OUTPUT_NAMES, "omg"}
+    # and the hand-off artifact a run job uploaded (`job: run`), for the publish job
+    assert set(doc["outputs"]) == {*OUTPUT_NAMES, *FANOUT_OUTPUT_NAMES, "omg", "handoff"}
     [leg] = [s for s in doc["runs"]["steps"] if s.get("id") == "leg"]
     env = leg["env"]
     [claude] = [s for s in doc["runs"]["steps"] if s.get("id") == "claude"]
@@ -265,7 +308,11 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     declared = "".join((ROOT / "omg" / "cli" / f).read_text() for f in LEG_OPTIONS)
     for var in env:
         # the runners read OMG_CLAUDE_BIN and OMG_CODEX_BIN; the action's own step OMG_FANOUT
-        skipped = ("OMG_VENV", "OMG_CLAUDE_BIN", "OMG_CODEX_BIN", "OMG_FANOUT")
+        # and the action's own steps OMG_JOB (which command) and OMG_HANDOFF_NAME
+        skipped = (
+            "OMG_VENV", "OMG_CLAUDE_BIN", "OMG_CODEX_BIN", "OMG_FANOUT", "OMG_JOB",
+            "OMG_HANDOFF_NAME",
+        )  # fmt: skip
         if var.startswith("OMG_") and var not in skipped:
             assert var in declared, f"omg ignores {var}"
 
