@@ -6,8 +6,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "omg"
 MAX_LINES = 500
-#: Modules past the limit while the change that splits them is under way.
-BEING_SPLIT = frozenset({"cli/app.py", "cli/job.py"})
+#: Modules past the limit while the change that splits them is under way (none today).
+BEING_SPLIT: frozenset[str] = frozenset()
 
 
 def too_long(lengths: dict[str, int], allowed: frozenset[str] = BEING_SPLIT) -> list[str]:
@@ -29,4 +29,5 @@ def test_no_module_is_over_500_lines() -> None:
 
 def test_a_module_past_the_limit_is_found() -> None:
     lengths = {"a.py": 500, "b/c.py": 501, "cli/app.py": 900}
-    assert too_long(lengths) == ["b/c.py (501 lines)"]
+    assert too_long(lengths, frozenset({"cli/app.py"})) == ["b/c.py (501 lines)"]
+    assert too_long(lengths) == ["b/c.py (501 lines)", "cli/app.py (900 lines)"]

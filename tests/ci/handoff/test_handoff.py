@@ -15,7 +15,7 @@ import pytest
 
 from omg.ci.handoff import Canaries, Limits, Refused, Verified, apply, verify
 from omg.ci.handoff.manifest import parse
-from tests.ci.handoff.conftest import (
+from tests.ci.handoff.handoffkit import (
     LANE_REF,
     RUN_REF,
     SECRET,
