@@ -31,8 +31,7 @@ from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run, start_run
 from omg.mask import Masker
 from omg.modelproxy.executions import Pricer
-from omg.runners import AgentRuntime, Invocation, Output, Step
-from omg.runners.base import HeldKey
+from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output, Step
 from omg.runners.process import Spawner
 from omg.runners.room import Room
 from omg.spend import Spend
@@ -613,7 +612,7 @@ def _environment(
 
 
 def _with_defaults(runners: Mapping[str, AgentRuntime]) -> dict[str, AgentRuntime]:
-    from omg.runners import agents
+    from omg.runners.registry import agents
 
     return {**agents(), **runners}
 

@@ -14,7 +14,8 @@ from omg.graph.durations import format_duration
 from omg.graph.model import Node
 from omg.ledgerrows import verdict_cell
 from omg.records import NO_RECORD
-from omg.runners import AgentRuntime, Step, agents
+from omg.runners.base import AgentRuntime, Step
+from omg.runners.registry import agents
 from omg.state import Event, NodeRecord
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir, load_run

@@ -15,7 +15,8 @@ from omg.runners.registry import rehearsal_env
 @contextmanager
 def rehearsal(script: Path) -> Iterator[dict[str, str]]:
     """The stand-in serving ``script`` for the block; yields the children's environment."""
-    from omg.stubmodel import StubModel, load
+    from omg.stubmodel.script import load
+    from omg.stubmodel.server import StubModel
 
     stub = StubModel(load(script))
     with stub.serve():

@@ -24,7 +24,7 @@ def findings(graph: Graph, rundir: RunDir, events: Sequence[Event]) -> dict[int,
     """What each reviewer's round ended with, by the seq of the event that ended it: the
     findings handed back (the latest failed verdict's, kept whole in ``feedback/``), else the
     last thing the reviewer said in its kept transcript (one line)."""
-    from omg.runners import agents
+    from omg.runners.registry import agents
 
     runtimes = agents()
     out: dict[int, str] = {}

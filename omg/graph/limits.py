@@ -10,9 +10,11 @@ from typing import Any
 
 from omg.graph.findings import Finding
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import VARIABLE
 from omg.graph.yamlpos import Path, Positions, json_path
 
+#: Each distinct placeholder of a command becomes ``OMG_P1``, ``OMG_P2`` … in its environment.
+VARIABLE_PREFIX = "OMG_P"
+VARIABLE = re.compile(r"OMG_P[0-9]+")
 #: The most a graph's JSON form may take: the run records it in its first event, one line of
 #: events.jsonl, which a reader refuses past 1 MiB; inputs get 256 KiB of the rest.
 MAX_SNAPSHOT_BYTES = 512 * 1024

@@ -9,11 +9,10 @@ from omg.errors import UsageError
 from omg.graph.findings import Finding
 from omg.graph.limits import MAX_GRAPH_FILE_BYTES
 from omg.graph.load import check_file
+from omg.graph.scriptcheck import script_findings
 from omg.graph.workflows import check as check_workflow
 from omg.graph.workflows import is_workflow
-from omg.graph.yamlpos import Parsed, json_path, parse
-
-STUB_MODEL_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "stub-model.schema.json"
+from omg.graph.yamlpos import Parsed, parse
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -104,37 +103,6 @@ def _text(path: Path) -> str | None:
         return None if len(raw) > MAX_GRAPH_FILE_BYTES else raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # check_file says what is wrong with it
-
-
-def script_findings(parsed: Parsed, file: str) -> list[Finding]:
-    """Every way a parsed stub-model script breaks schemas/stub-model.schema.json, each at its
-    line; a sound script is answered by the compiled check and never imports jsonschema."""
-    import json
-
-    from omg.fastschema import compile_schema
-
-    out = [
-        Finding(file, p.line, "error", "yaml", f"{p.message}; fix the YAML")
-        for p in parsed.problems
-    ]
-    if out:
-        return out
-    schema = json.loads(STUB_MODEL_SCHEMA.read_text(encoding="utf-8"))
-    if compile_schema(schema)(parsed.data):
-        return []
-    from jsonschema import Draft202012Validator
-
-    errors = Draft202012Validator(schema).iter_errors(parsed.data)
-    for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
-        where = tuple(err.absolute_path)
-        line, column = parsed.positions.at(where)
-        shown = json_path(where)
-        said = shown[1:].lstrip(".") or "the script"  # rules[0].turns[0], as graph fields read
-        out.append(
-            Finding(file, line, "error", "stub-model-schema", f"{said}: {err.message}",
-                    column=column, path=shown)
-        )  # fmt: skip
-    return out
 
 
 def fails(found: list[Finding], strict: bool) -> bool:

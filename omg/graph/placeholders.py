@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from omg.graph.limits import VARIABLE_PREFIX
 from omg.graph.shell.lexer import Spot
 from omg.graph.shell.scan import spots
 
@@ -85,9 +86,6 @@ def _token(m: re.Match[str], start: int | None = None) -> Token:
     return Token(m.group(0), kind, m.group(2) or "", m.group(4) is not None, at)
 
 
-#: Each distinct placeholder of a command becomes ``OMG_P1``, ``OMG_P2`` … in its environment.
-VARIABLE_PREFIX = "OMG_P"
-VARIABLE = re.compile(r"OMG_P[0-9]+")
 #: The most bytes one ``NAME=value`` environment string may hold on Linux (MAX_ARG_STRLEN).
 ENV_STRING_LIMIT = 128 * 1024
 

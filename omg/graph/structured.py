@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omg import replyschema
 from omg.graph.feedback import closest
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import Token
+
+if TYPE_CHECKING:
+    from omg.graph.placeholders import Token
 
 
 def split_ref(graph: Graph, ref: str) -> tuple[str, str] | None:

@@ -26,7 +26,7 @@ from omg.kinds import Cause, Provenance
 from omg.leg import structured, transcripts
 from omg.leg.deadline import Deadline
 from omg.leg.judge import Judgment, judge
-from omg.runners import AgentRuntime, Invocation, Output, Runner
+from omg.runners.base import AgentRuntime, Invocation, Output, Runner
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner, child_env
 from omg.runners.room import Room, Rooms

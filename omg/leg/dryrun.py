@@ -11,7 +11,8 @@ from omg.graph.load import resolve_inputs
 from omg.graph.model import Graph
 from omg.graph.placeholders import TOKEN, ResolveError, ShellText, Token, render, render_shell
 from omg.nodefile import on_disk
-from omg.runners import Invocation, Runner, default_runners
+from omg.runners.base import Invocation, Runner
+from omg.runners.registry import default_runners
 
 
 def _budget(node: float | None, graph: float | None) -> float | None:

@@ -11,7 +11,7 @@ from omg import replyschema
 from omg.graph.model import Node
 
 if TYPE_CHECKING:
-    from omg.runners import Output
+    from omg.runners.base import Output
 
 #: The characters of a field's value a failed check's detail quotes.
 SHOWN = 120

@@ -11,7 +11,7 @@ from omg.graph.model import Node
 from omg.graph.placeholders import ShellText
 from omg.kinds import Cause, Provenance
 from omg.leg import fields
-from omg.runners import Invocation, Output
+from omg.runners.base import Invocation, Output
 from omg.runners.matcher import MATCH_TIMEOUT_S, Search, search
 from omg.runners.process import Spawner, tail
 from omg.runners.shell import ShellRunner

@@ -23,8 +23,7 @@ from urllib.parse import urlsplit
 
 from omg.errors import UsageError
 from omg.modelproxy import ExecutionRecord, Grant, ModelProxy
-from omg.runners import AgentRuntime, Invocation, Output
-from omg.runners.base import HeldKey
+from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output
 from omg.spend import ProxyRecord
 
 #: The names of this machine: a key for a model API there (a stub) needs no root check.

@@ -26,8 +26,9 @@ from omg.leg.loop import Leg, LegOptions
 from omg.leg.workspace import LocalWorkspace
 from omg.mask import MASK, Masker
 from omg.records import PullRequestRecord
-from omg.runners import AgentRuntime, agents
+from omg.runners.base import AgentRuntime
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
+from omg.runners.registry import agents
 from omg.runners.room import Rooms
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold

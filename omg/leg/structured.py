@@ -11,7 +11,7 @@ from typing import Any
 
 from omg import replyschema
 from omg.graph.model import Node
-from omg.runners import Invocation, Output
+from omg.runners.base import Invocation, Output
 from omg.spend import Spend
 from omg.state.recorder import Recorder
 

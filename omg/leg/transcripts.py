@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.mask import Masker
-from omg.runners import AgentRuntime
+from omg.runners.base import AgentRuntime
 
 if TYPE_CHECKING:
     from omg.state.store import RunDir

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 from omg.runners.base import AgentRuntime, Invocation, Output, Runner, Step, is_env_failure
 from omg.runners.process import tail
-from omg.runners.registry import agents, default_runners
 
 __all__ = [
     "AgentRuntime",
@@ -59,8 +58,6 @@ __all__ = [
     "Output",
     "Runner",
     "Step",
-    "agents",
-    "default_runners",
     "is_env_failure",
     "tail",
 ]

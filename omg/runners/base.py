@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from omg.graph.model import Node
 from omg.kinds import Cause
 from omg.runners.limits import Limit
 from omg.runners.process import Spawner
@@ -17,6 +16,7 @@ from omg.runners.room import Room
 from omg.spend import ProxyRecord, Spend
 
 if TYPE_CHECKING:  # a runner that holds no key never loads the proxy
+    from omg.graph.model import Node
     from omg.modelproxy.executions import Pricer
     from omg.modelproxy.upstream import Upstream
 

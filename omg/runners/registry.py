@@ -14,8 +14,8 @@ STUB_APIS: dict[str, Runtime] = {"messages": "claude", "responses": "codex"}
 def agents() -> dict[str, AgentRuntime]:
     """One agent runtime per name an agent node's ``runtime:`` may take in this omg (each a
     name ``omg/runtimes.py`` declares, with its lint rules)."""
-    from omg.runners.claude import ClaudeRunner
-    from omg.runners.codex import CodexRunner
+    from omg.runners.claude.runner import ClaudeRunner
+    from omg.runners.codex.runner import CodexRunner
 
     made: dict[Runtime, AgentRuntime] = {"claude": ClaudeRunner(), "codex": CodexRunner()}
     return {name: runtime for name, runtime in made.items()}  # keyed by declared names only

@@ -186,7 +186,7 @@ def build(data: Any, source: str) -> Script:
 def load(path: Path) -> Script:
     """Read and check a script file; a GraphError names the file, the line and the fix (the
     same findings `omg lint` reports for it)."""
-    from omg.graph.lint import script_findings
+    from omg.graph.scriptcheck import script_findings
     from omg.graph.yamlpos import parse
 
     try:

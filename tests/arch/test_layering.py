@@ -386,7 +386,7 @@ def test_only_the_claude_runtime_names_its_variables(path: Path) -> None:
 
 
 def test_each_runtimes_variables_are_named_only_in_its_folder() -> None:
-    from omg.runners import default_runners
+    from omg.runners.registry import default_runners
 
     for name, runner in default_runners().items():
         if not runner.env_prefixes:
@@ -419,7 +419,7 @@ def _declared(path: Path, values: set[str]) -> list[str]:
 
 
 def test_a_runtimes_declarations_are_spelled_only_in_its_folder() -> None:
-    from omg.runners import agents
+    from omg.runners.registry import agents
 
     for name, runner in agents().items():
         folder = PACKAGE / "runners" / name

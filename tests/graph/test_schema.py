@@ -214,7 +214,7 @@ def test_schema_lets_a_graph_set_every_other_name() -> None:
 
 
 def test_every_runtimes_room_variables_are_refused_in_env() -> None:
-    from omg.runners import agents
+    from omg.runners.registry import agents
 
     for runner in agents().values():
         for name in runner.room_env:

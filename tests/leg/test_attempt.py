@@ -7,7 +7,7 @@ from pathlib import Path
 from kit import FakeRunner, clean_env, of, resume_graph, rooms_left, run_graph
 
 from omg.leg.attempt import QUOTE_LIMIT, quote_attempt
-from omg.runners import Invocation, Output
+from omg.runners.base import Invocation, Output
 
 TWO = """\
 name: two

@@ -9,7 +9,7 @@ import pytest
 from omg.graph.model import Node, SuccessCheck, Verify
 from omg.graph.placeholders import ShellText
 from omg.leg.judge import judge
-from omg.runners import Output
+from omg.runners.base import Output
 from omg.runners.process import spawn
 
 

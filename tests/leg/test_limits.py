@@ -16,7 +16,7 @@ from omg.graph.load import check_data, resolve_inputs
 from omg.graph.model import Backoff, Node, SuccessCheck, Verify
 from omg.graph.placeholders import render_shell
 from omg.leg.judge import Judgment, judge
-from omg.runners import Output
+from omg.runners.base import Output
 from omg.runners.process import spawn
 from omg.state.store import MAX_LINE, RunDir
 

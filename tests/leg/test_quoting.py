@@ -21,7 +21,7 @@ from kit import omg_run, write_graph
 
 from omg.graph.model import Node
 from omg.graph.placeholders import render_shell, shell_spots
-from omg.runners import Invocation
+from omg.runners.base import Invocation
 from omg.runners.process import spawn
 from omg.runners.shell import ShellRunner
 

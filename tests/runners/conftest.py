@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from omg.graph.model import Node
-from omg.runners import Invocation
+from omg.runners.base import Invocation
 from omg.runners.process import ProcResult, SpawnRequest, spawn
 
 STUB_SOURCE = Path(__file__).resolve().parent / "stub_claude.py"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omg.runners import Step
+from omg.runners.base import Step
 from omg.runners.claude.transcript import steps, transcript_path
 
 

@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from omg.graph.schema import SCHEMA_FILE
-from omg.runners import AgentRuntime, Runner, agents, default_runners
+from omg.runners.base import AgentRuntime, Runner
 from omg.runners.process import child_env
-from omg.runners.registry import agent_runtimes, rehearsal_env, stub_endpoint
+from omg.runners.registry import (
+    agent_runtimes,
+    agents,
+    default_runners,
+    rehearsal_env,
+    stub_endpoint,
+)
 from omg.runtimes import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RUNTIMES
 
 PARENT = {

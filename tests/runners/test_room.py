@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from omg.runners import agents
+from omg.runners.registry import agents
 from omg.runners.room import Rooms, carry
 
 

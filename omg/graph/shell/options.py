@@ -7,6 +7,9 @@ for such an option (``--upload-pack=…``) unless ``--`` comes first.
 
 from __future__ import annotations
 
+#: Builtins whose arguments are assignments (``export NAME=value``).
+DECLARE = frozenset({"export", "readonly", "declare", "typeset", "local"})
+
 #: Variables whose value a shell or a program runs, loads or searches for programs.
 CODE_VARIABLES = frozenset(
     {

@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from omg.graph.shell.frames import EXP
 from omg.graph.shell.options import code_variable
-
-#: Where a word holds an expansion (``$x``, ``$(…)``, a placeholder), the scanner puts this.
-EXP = "\ue000"
 
 SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "yash", "posh", "fish", "rbash"}
@@ -46,7 +44,6 @@ ALL_CODE = {
 }
 #: A script operand that is the standard input: the program reads its stdin as code.
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
-DECLARE = frozenset({"export", "readonly", "declare", "typeset", "local"})
 #: interpreter → (options whose next word is code, options taking a plain argument)
 INTERPRETERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "python": (frozenset({"-c", "-m"}), frozenset({"-W", "-X", "-Q"})),
