@@ -85,7 +85,7 @@ def legs(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
     dispatches to ('' for none named: its own)."""
     out: list[tuple[Path, str]] = []
     jobs = data.get("jobs")
-    for job_name, job in jobs.items() if isinstance(jobs, dict) else ():
+    for job_name, job in (jobs.items() if isinstance(jobs, dict) else ()):
         steps = job.get("steps") if isinstance(job, dict) else None
         for i, step in enumerate(steps if isinstance(steps, list) else ()):
             if not isinstance(step, dict) or not _OMG_ACTION.match(str(step.get("uses", ""))):

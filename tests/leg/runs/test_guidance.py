@@ -10,7 +10,7 @@ from kit import ScriptedClaude, omg_call, write_graph
 
 from .helpers import child_env, events, run_path, state
 
-HOSTILE = 'use `$(touch pwned)`; then "quote" it & ${HOME} \'\n**bold** <b>x</b>'
+HOSTILE = "use `$(touch pwned)`; then \"quote\" it & ${HOME} '\n**bold** <b>x</b>"
 
 SHELL = """\
 name: guided

@@ -29,7 +29,8 @@ def _watch(bare: Path, log: Path) -> None:
     hooks.mkdir(exist_ok=True)
     hook = hooks / "update"
     hook.write_text(
-        f'#!/bin/sh\necho "$1 $3 $(git rev-parse -q --verify {RUN} || echo none)" >> "{log}"\n'
+        "#!/bin/sh\n"
+        f'echo "$1 $3 $(git rev-parse -q --verify {RUN} || echo none)" >> "{log}"\n'
     )
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
 

@@ -164,17 +164,11 @@ def test_a_stalled_loop_with_a_gate_pauses_there_showing_the_repeated_finding(
 
 
 def test_a_person_sends_a_stalled_loop_on_with_guidance_from_its_gate(tmp_path: Path) -> None:
-    graph = (
-        REPEATING.replace("max: 5}", "max: 5, on_exhausted: gate}")
-        .replace(
-            "    run: |\n      n=$(cat count",
-            "    run: |\n      grep -q ship .omg/worktrees/r/lane/said.txt 2>/dev/null && exit 0\n"
-            "      n=$(cat count",
-        )
-        .replace(
-            "> last-review.txt", "> last-review.txt\n      printf '%s' {{ guidance }} > said.txt"
-        )
-    )
+    graph = REPEATING.replace("max: 5}", "max: 5, on_exhausted: gate}").replace(
+        "    run: |\n      n=$(cat count",
+        "    run: |\n      grep -q ship .omg/worktrees/r/lane/said.txt 2>/dev/null && exit 0\n"
+        "      n=$(cat count",
+    ).replace("> last-review.txt", "> last-review.txt\n      printf '%s' {{ guidance }} > said.txt")
     code, rd, said = run(tmp_path, graph)
     assert code == 4, said
     assert "omg resume r --retry-failed --guidance TEXT" in said
