@@ -1,4 +1,4 @@
-"""PR comment commands: `/omg approve|reject|retry|status|approve-spend`, parsed from a
+"""PR comment commands: `/omg approve|reject|retry|status|approve-spend|review`, parsed from a
 comment's first line."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from typing import Literal
 from omg.github.markdown import code
 from omg.words import excerpt, visible
 
-Verb = Literal["approve", "reject", "retry", "status", "approve-spend"]
-VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend")
+Verb = Literal["approve", "reject", "retry", "status", "approve-spend", "review"]
+VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend", "review")
 #: The most one `/omg approve-spend` approves, in US dollars (a typo of zeros is refused).
 MAX_APPROVE_USD = 10_000.0
 
 USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
-    "`/omg retry [guidance]`, `/omg status` or `/omg approve-spend <amount>`"
+    "`/omg retry [guidance]`, `/omg status`, `/omg approve-spend <amount>` or `/omg review`"
 )
 _AMOUNT = re.compile(r"^\$?([0-9]+(?:\.[0-9]{1,2})?)$")  # ASCII digits: no lookalikes
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
@@ -69,7 +69,7 @@ def parse(body: str) -> Command | Malformed | None:
         return Malformed(line, f"{what}; omg understands {USAGE}")
     verb: Verb = words[1].lower()  # type: ignore[assignment]
     rest = words[2:]
-    if verb == "status":
+    if verb in ("status", "review"):
         return Command(verb, text=line)
     if verb == "approve-spend":
         return _approve_spend(line, rest)
