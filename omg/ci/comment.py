@@ -228,7 +228,9 @@ def review(t: Comment, cmd: Command, to: actions.To, facts: Facts) -> actions.Ac
     on the pull request's current head, a fork's included (whose own event cannot write).
 
     The pull request is read through the API (its head, its base, fork or not), never from
-    the comment; the base's graph judges it, as for a `pull_request` leg. A head without a run
+    the comment; a closed one is not run, nor a head other than the one ``@<sha>`` binds the
+    command to (a push between the comment and its job); the base's graph judges it, as for a
+    `pull_request` leg. A head without a run
     gets one, and the runs of the PR's earlier heads are superseded (a fork's push could not
     say so itself); a head whose run waits for its next leg is continued; any other is
     reported, as `/omg status` reports it. Who has no write access is refused, sparingly."""
@@ -238,6 +240,19 @@ def review(t: Comment, cmd: Command, to: actions.To, facts: Facts) -> actions.Ac
         said = f"omg refused {code(cmd.text)}: {code(why)}; nothing runs."
         return actions.Reply(replace(to, quiet=True), said, refused)
     pull = facts.pull(t.number)
+    head = pull.head_sha
+    moved = bool(cmd.ref) and not head.lower().startswith(cmd.ref)
+    if pull.state != "open" or moved:
+        said = (
+            f"the pull request's head is {code(head[:12])} now, not {code('@' + cmd.ref)}: it "
+            f"moved since; look at the new head, then comment {code('/omg review @' + head)}"
+            if moved
+            else f"PR #{t.number} is {pull.state}; a review runs on an open pull request"
+        )
+        skipped = actions.Skip(f"{cmd.text!r}: {said}", quiet=False)
+        return actions.Reply(
+            to, f"omg did not run {code(cmd.text)}: {said}; nothing runs.", skipped
+        )
     event = PullRequest(
         "review", t.number, pull.head_sha, pull.head_ref, "", pull.fork, False,
         facts.default_branch, pull.base_sha, pull.base_ref,
@@ -245,7 +260,7 @@ def review(t: Comment, cmd: Command, to: actions.To, facts: Facts) -> actions.Ac
     rules = facts.pr_graph(event)  # the base's graph judges the PR, as for its own events
     if rules.graph is None:
         return actions.NotRun(t.number, rules)
-    graph, head = rules.graph, pull.head_sha
+    graph = rules.graph
     rid = pr_run_id(t.number, graph.name, head)
     if facts.found(rid):
         state = facts.run(rid).state

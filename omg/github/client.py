@@ -96,6 +96,7 @@ class PullHead:
     fork: bool
     base_sha: str = ""  # the commit the pull request targets now
     base_ref: str = ""
+    state: str = "open"  # or closed (merged included)
 
 
 class GitHub:
@@ -237,6 +238,7 @@ class GitHub:
             head_repo != base["repo"]["full_name"],  # a deleted fork has no repo: a fork still
             str(base.get("sha") or ""),
             str(base.get("ref") or ""),
+            str(body.get("state") or "open"),
         )
 
     def pull_state(self, number: int) -> str:

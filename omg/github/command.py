@@ -18,7 +18,8 @@ MAX_APPROVE_USD = 10_000.0
 
 USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
-    "`/omg retry [guidance]`, `/omg status`, `/omg approve-spend <amount>` or `/omg review`"
+    "`/omg retry [guidance]`, `/omg status`, `/omg approve-spend <amount>` or "
+    "`/omg review [@head]`"
 )
 _AMOUNT = re.compile(r"^\$?([0-9]+(?:\.[0-9]{1,2})?)$")  # ASCII digits: no lookalikes
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
@@ -32,7 +33,9 @@ class Command:
 
     verb: Verb
     gate: str = ""
-    ref: str = ""  # the short state commit shown in the sticky comment ('' when not named)
+    #: the short state commit shown in the sticky comment (review: the head it was written
+    #: for); '' when not named
+    ref: str = ""
     reason: str = ""
     text: str = ""  # the line as written (an excerpt past ``words.EXCERPT``), for the record
     amount: float = 0.0  # approve-spend: the dollars approved beyond the spend caps
@@ -69,8 +72,11 @@ def parse(body: str) -> Command | Malformed | None:
         return Malformed(line, f"{what}; omg understands {USAGE}")
     verb: Verb = words[1].lower()  # type: ignore[assignment]
     rest = words[2:]
-    if verb in ("status", "review"):
+    if verb == "status":
         return Command(verb, text=line)
+    if verb == "review":  # ``@<head sha>`` binds it to the head its author looked at
+        m = _REF.match(rest[0]) if rest else None
+        return Command(verb, ref=m.group(1).lower() if m else "", text=line)
     if verb == "approve-spend":
         return _approve_spend(line, rest)
     if verb == "retry":

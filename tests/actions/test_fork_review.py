@@ -48,12 +48,11 @@ GRAPH_FILE = "graphs/pr.yaml"
 Make = Callable[[str], Repo]
 
 
-def review(gh: Repo, login: str = "Codertocat", association: str = "OWNER") -> Any:
-    """A ``/omg review`` comment on PR 2 by ``login``, shaped as GitHub sends one on a pull
-    request."""
-    return gh.comment_event(
-        2, "/omg review", login, association, shape="issue_comment.created.pull_request"
-    )
+def review(gh: Repo, login: str = "Codertocat", association: str = "OWNER", head: str = "") -> Any:
+    """A ``/omg review`` comment (bound to ``head``, when given) on PR 2 by ``login``, shaped
+    as GitHub sends one on a pull request."""
+    body = f"/omg review {head}".strip()
+    return gh.comment_event(2, body, login, association, shape="issue_comment.created.pull_request")
 
 
 def fork_pr(gh: Repo, files: dict[str, str]) -> str:
@@ -132,7 +131,12 @@ def test_a_later_fork_push_is_superseded_at_the_next_writers_review(github: Make
     event["pull_request"]["head"]["repo"]["full_name"] = "someone/Hello-World"
     pushed = gh.run("pull_request", event, token=READ_TOKEN)  # the fork's push: read-only
     assert pushed.rc == 0 and gh.run_state(old)["status"] == "paused"
-    job = gh.run("issue_comment", review(gh, "octocat", "COLLABORATOR"))
+    assert f"/omg review @{second}" in pushed.summary  # the command bound to the new head
+    # a writer who looked at the first head: the fork pushed since, so nothing runs
+    stale = gh.run("issue_comment", review(gh, "octocat", "COLLABORATOR", f"@{first[:7]}"))
+    assert stale.rc == 0 and len(gh.run_branches()) == 1
+    assert "it moved since" in replies(gh)[-1]
+    job = gh.run("issue_comment", review(gh, "octocat", "COLLABORATOR", f"@{second}"))
     assert job.rc == 0, job.stderr
     new = f"pr-2-pr-{second[:7]}"
     assert job.outputs["run-id"] == new

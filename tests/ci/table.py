@@ -92,6 +92,7 @@ class Table:
     base_graph: Graph | None = GRAPH
     heads: dict[int, str] = field(default_factory=dict)
     forks: set[int] = field(default_factory=set)  # pull requests whose head lives in a fork
+    closed: set[int] = field(default_factory=set)  # pull requests closed (or merged)
     not_writer: str | None = None  # why the commenter has no write access (None: they have)
     runs: dict[str, State] = field(default_factory=dict)  # on the remote
     refused: str | None = None
@@ -116,7 +117,8 @@ class Table:
 
     def pull(self, number: int) -> PullHead:
         self.asked.append(f"pull {number}")
-        return PullHead(self.heads[number], "feature", number in self.forks, BASE, "main")
+        state = "closed" if number in self.closed else "open"
+        return PullHead(self.heads[number], "feature", number in self.forks, BASE, "main", state)
 
     def pr_runs(self, number: int, graph_name: str) -> list[str]:
         self.asked.append(f"pr_runs {number}")

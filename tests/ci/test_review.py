@@ -87,6 +87,26 @@ def test_who_may_not_write_is_refused_sparingly_and_nothing_is_read(
     assert table.asked == ["writer ann"], "no pull request, graph or run is read for a refusal"
 
 
+def test_a_review_bound_to_a_head_runs_only_that_head() -> None:
+    assert parse("/omg review @DDDDDDD") == Command(
+        "review", ref="ddddddd", text="/omg review @DDDDDDD"
+    )
+    table = Table(heads={7: HEAD}, forks={7})
+    assert plan(comment(f"/omg review @{HEAD}"), table) == started(fork=True)
+    table = Table(heads={7: HEAD}, forks={7})
+    got = plan(comment(f"/omg review @{OLD[:7]}"), table)  # the fork pushed since
+    assert isinstance(got, Reply) and got.to == TO and "omg did not run" in got.text
+    assert f"it moved since; look at the new head, then comment `/omg review @{HEAD}`" in got.text
+    assert table.asked == ["writer ann", "pull 7"], "nothing is run or read past the head"
+
+
+def test_a_review_of_a_closed_pull_request_runs_nothing() -> None:
+    table = Table(heads={7: HEAD}, closed={7})
+    got = plan(comment(), table)
+    assert isinstance(got, Reply) and "PR #7 is closed" in got.text and "nothing runs" in got.text
+    assert table.asked == ["writer ann", "pull 7"]
+
+
 def test_a_review_of_a_new_head_supersedes_the_runs_of_earlier_heads() -> None:
     table = Table(heads={7: HEAD}, forks={7}, runs={EARLIER: PASSED, "pr-70-g-1234567": PASSED})
     assert plan(comment(), table) == Supersede(EARLIER, HEAD, started(fork=True))
