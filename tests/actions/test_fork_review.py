@@ -8,11 +8,13 @@ one by itself."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from .kit import READ_TOKEN, Repo
+from .stand_in import SHIPPED
 from .test_pr_loop import replies, sticky
 
 #: The base's graph: a lane works on the head, then a gate.
@@ -162,3 +164,15 @@ def test_a_fork_run_out_of_time_waits_for_a_writer_and_continues_on_review(
     assert again.rc == 0, again.stderr
     assert gh.node_starts(rid) == ["first", "second"] and again.outputs["status"] == "passed"
     assert gh.api.calls("POST", "dispatches") == []
+
+
+def test_no_shipped_or_init_workflow_triggers_on_pull_request_target() -> None:
+    """A guard: ``pull_request_target`` runs with secrets and a write token on an event any
+    fork can cause; a fork's pull request is reviewed on a writer's comment instead. (The
+    templates hold placeholders `omg init` fills, so their text is read, not their YAML.)"""
+    templates = Path(__file__).resolve().parents[2] / "omg" / "templates"
+    files = [*SHIPPED.glob("*.yml"), *templates.glob("*.yml")]
+    assert len(files) >= 8, files
+    for path in files:
+        code = [ln.split("#", 1)[0] for ln in path.read_text().splitlines()]
+        assert not any("pull_request_target" in ln for ln in code), path
