@@ -198,7 +198,7 @@ def lanes(state: State, links: Links) -> str:
     compare = f"{links.repo}/compare/{pr['head_sha']}..."
     shown = " · ".join(f"{code(b)} ({link('compare', compare + b)})" for _, b in mine)
     return (
-        "**Lane work**, offered as branches of this repository (never pushed to the pull "
+        "Lane work, offered as branches of this repository (never pushed to the pull "
         f"request): {shown}"
     )
 
