@@ -65,6 +65,7 @@ class PullRequestRecord(_PullRequestRequired, total=False):
     base_ref: str  # the branch the pull request targets
     base_sha: str
     graph_change: GraphChangeRecord  # the PR changes the graph (or its fragments)
+    fork: bool  # the head lives in a fork: each leg of the run waits for a writer's command
 
 
 class CiRun(TypedDict, total=False):

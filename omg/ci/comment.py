@@ -8,6 +8,8 @@ asks again when another leg moved the run first. Admission (``admit``) is the co
 command is refused (who wrote it, a leg running elsewhere, a gate it does not answer, a state
 it was not written against, more spend for a run that waits at a gate), is already on record
 (a re-run of the job that recorded it), or is admitted: the leg retries, or decides the gate.
+``review`` plans `/omg review`: a writer's run of the graph on the pull request's head, a fork's
+included.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from omg.ci import actions
 from omg.errors import StateError
 from omg.github.access import MAY_WRITE
 from omg.github.command import Command, Malformed, parse
-from omg.github.event import Comment
+from omg.github.event import Comment, PullRequest
 from omg.github.markdown import code
 from omg.leg.decisions import Decision, Guidance, check
 from omg.leg.run import pr_run_id
@@ -89,8 +91,8 @@ def admit(
     names (None for none of omg's), and ``progress()`` the seq of the run's last move — asked
     only for a command bound to a state ref that reached that check.
     """
-    retry = cmd.verb == "retry"
-    on_record = cmd.verb not in ("retry", "approve-spend") and applied(state, cmd, login)
+    retry = cmd.verb in ("retry", "review")  # a review continues a run that waits for a leg
+    on_record = cmd.verb not in ("retry", "approve-spend", "review") and applied(state, cmd, login)
     if refused is not None:
         return Refused(refused)
     if on_record:
@@ -136,6 +138,8 @@ def plan(t: Comment, facts: Facts) -> actions.Action:
     if isinstance(cmd, Malformed):
         problem = actions.Skip(f"comment {t.comment_id}: {cmd.problem}", quiet=False)
         return actions.Reply(to, f"{cmd.problem}.", problem)
+    if cmd.verb == "review":
+        return review(t, cmd, to, facts)
     graph, _ = facts.graph()
     head = facts.pr_head(t.number)
     rid = pr_run_id(t.number, graph.name, head)
@@ -143,7 +147,8 @@ def plan(t: Comment, facts: Facts) -> actions.Action:
         return actions.Reply(
             to,
             f"there is no omg run of {code(graph.name)} for head {code(head[:7])}"
-            " yet; it starts with the next push or reopen of the PR.",
+            " yet; it starts with the next push or reopen of the PR, or when a person with "
+            f"write access comments {code('/omg review')}.",
             actions.Skip(f"no run {rid!r} on {facts.args.push}", quiet=False),
         )
     if cmd.verb == "status":
@@ -192,6 +197,8 @@ def decide(
         return actions.ApproveSpend(rid, a.to.number, cmd.amount, login, written)
     if isinstance(verdict, AlreadyApplied):
         return actions.Resume(rid, a.to.number, quiet_if_paused=True)
+    if cmd.verb == "review":  # the run's next leg, on a writer's word
+        return actions.Resume(rid, a.to.number, contest=True)
     if verdict.decision is None:
         words = Guidance(cmd.guidance, login) if cmd.guidance else None
         return actions.Resume(rid, a.to.number, retry=True, guidance=words, contest=True)
@@ -214,3 +221,74 @@ def kept_moving(a: actions.Apply) -> actions.ReportOnly:
     """What is said when every try lost its race: the command was not applied."""
     note = f"run {a.run_id} kept moving; {a.command.text!r} was not applied, comment again"
     return actions.ReportOnly(a.run_id, a.to.number, note=note)
+
+
+def review(t: Comment, cmd: Command, to: actions.To, facts: Facts) -> actions.Action:
+    """What ``/omg review`` by ``t``'s author asks of omg: a writer's command to run the graph
+    on the pull request's current head, a fork's included (whose own event cannot write).
+
+    The pull request is read through the API (its head, its base, fork or not), never from
+    the comment; a closed one is not run, nor a head other than the one ``@<sha>`` binds the
+    command to (a push between the comment and its job); the base's graph judges it, as for a
+    `pull_request` leg. A head without a run
+    gets one, and the runs of the PR's earlier heads are superseded (a fork's push could not
+    say so itself); a head whose run waits for its next leg is continued; any other is
+    reported, as `/omg status` reports it. Who has no write access is refused, sparingly."""
+    why = facts.writer(t.login, bot=t.bot, association=t.association)
+    if why is not None:
+        refused = actions.Skip(f"{cmd.text!r} from {t.login} refused: {why}", quiet=False)
+        said = f"omg refused {code(cmd.text)}: {code(why)}; nothing runs."
+        return actions.Reply(replace(to, quiet=True), said, refused)
+    pull = facts.pull(t.number)
+    head = pull.head_sha
+    moved = bool(cmd.ref) and not head.lower().startswith(cmd.ref)
+    if pull.state != "open" or moved:
+        said = (
+            f"the pull request's head is {code(head[:12])} now, not {code('@' + cmd.ref)}: it "
+            f"moved since; look at the new head, then comment {code('/omg review @' + head)}"
+            if moved
+            else f"PR #{t.number} is {pull.state}; a review runs on an open pull request"
+        )
+        skipped = actions.Skip(f"{cmd.text!r}: {said}", quiet=False)
+        return actions.Reply(
+            to, f"omg did not run {code(cmd.text)}: {said}; nothing runs.", skipped
+        )
+    event = PullRequest(
+        "review", t.number, pull.head_sha, pull.head_ref, "", pull.fork, False,
+        facts.default_branch, pull.base_sha, pull.base_ref,
+    )  # fmt: skip
+    rules = facts.pr_graph(event)  # the base's graph judges the PR, as for its own events
+    if rules.graph is None:
+        return actions.NotRun(t.number, rules)
+    graph = rules.graph
+    rid = pr_run_id(t.number, graph.name, head)
+    if facts.found(rid):
+        state = facts.run(rid).state
+        if waits_for_a_leg(state):
+            return actions.Apply(rid, to, cmd, None)
+        note = (
+            f"run {rid} judges head {head[:7]} already; /omg review reports it as /omg status "
+            "does (a new head gets a run of its own)"
+        )
+        return actions.ReportOnly(rid, t.number, to=to, note=note)
+    record = rules.record()
+    if pull.fork:
+        record["fork"] = True  # no leg of it dispatches the next: a writer's command does
+    then: actions.Action = actions.Start(graph, rules.source, rid, record, sha256=rules.sha256)
+    for earlier in facts.pr_runs(t.number, graph.name):
+        if earlier != rid:
+            then = actions.Supersede(earlier, head, then)
+    return then
+
+
+def waits_for_a_leg(state: State) -> bool:
+    """Run ``state`` stopped with work left and waits for nothing but a leg: its time ran out,
+    or a provider's limit stopped it (not a gate, nor a spend cap, which need their own
+    command)."""
+    last = state["legs"][-1] if state["legs"] else None
+    return (
+        state["status"] == "paused"
+        and not state["paused_at"]
+        and last is not None
+        and last.get("reason") != "spend_cap"
+    )

@@ -102,7 +102,8 @@ class JobContext:
 
     def links(self, rid: str) -> Links:
         """Where the report points: the run's branch and this workflow run."""
-        return Links(self.gh.tree_url(f"omg/runs/{rid}"), self.gh.run_url)
+        repo = f"{self.gh.server_url}/{self.gh.repository}"
+        return Links(self.gh.tree_url(f"omg/runs/{rid}"), self.gh.run_url, repo)
 
     def note(self, line: str) -> None:
         """Keep ``line`` for the report, and say it in the log."""

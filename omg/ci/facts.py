@@ -15,6 +15,7 @@ from omg.github.event import PullRequest
 if TYPE_CHECKING:
     from omg.ci.context import LegArgs
     from omg.ci.prgraph import PrGraph
+    from omg.github.client import PullHead
     from omg.graph.model import Graph
     from omg.leg.run import Run
     from omg.state import State
@@ -42,6 +43,18 @@ class Facts(Protocol):
 
     def pr_head(self, number: int) -> str:
         """The head commit pull request ``number`` is at now."""
+        ...
+
+    def pull(self, number: int) -> PullHead:
+        """Pull request ``number`` as GitHub has it now: its head, its base, fork or not."""
+        ...
+
+    def pr_runs(self, number: int, graph_name: str) -> list[str]:
+        """The runs the remote holds of pull request ``number`` and graph ``graph_name``."""
+        ...
+
+    def writer(self, login: str, *, bot: bool, association: str) -> str | None:
+        """Why ``login`` has no write access to the repository (None when they have)."""
         ...
 
     def found(self, run_id: str) -> bool:

@@ -3,12 +3,13 @@ run's lanes based at the head it judges), and notes written under its snapshot's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.errors import StateError, Unreadable, UsageError
-from omg.leg.run import Run, open_run
+from omg.leg.run import Run, open_run, pr_run_id
 from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
 from omg.state.runid import check_run_id
@@ -96,6 +97,18 @@ class JobRuns:
         if repo is None:
             raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
         return load(repo, self.push, pr, in_repo(repo, graph, Path.cwd()))
+
+    def pr_runs(self, number: int, graph_name: str) -> list[str]:
+        """The runs the remote holds of pull request ``number`` judged by ``graph_name``, one
+        per head it judged (``pr-<n>-<graph>-<head7>``)."""
+        from omg.git import open_repo
+
+        repo = open_repo(Path.cwd(), tokens=self.tokens)
+        if repo is None:
+            raise UsageError(f"{Path.cwd()} is not a git checkout; run actions/checkout first")
+        prefix = pr_run_id(number, graph_name, "0" * 7)[:-7]
+        mine = re.compile(re.escape(prefix) + "[0-9a-f]{7}")
+        return [rid for rid in repo.fetch_runs(self.push, prefix) if mine.fullmatch(rid)]
 
     def fetch(self, run_id: str, *, replace: bool = False) -> bool:
         """The run from the remote into the runs directory, its whole record verified, so a

@@ -19,6 +19,7 @@ from omg.state.store import RunDir
 if TYPE_CHECKING:
     from omg.ci.context import JobContext, LegArgs
     from omg.ci.prgraph import PrGraph
+    from omg.github.client import PullHead
     from omg.graph.model import Graph
 
 
@@ -73,6 +74,22 @@ class Look:
 
     def pr_head(self, number: int) -> str:
         return self.ctx.api.pull(number).head_sha
+
+    def pull(self, number: int) -> PullHead:
+        return self.ctx.api.pull(number)
+
+    def pr_runs(self, number: int, graph_name: str) -> list[str]:
+        return self.ctx.runs.pr_runs(number, graph_name)
+
+    def writer(self, login: str, *, bot: bool, association: str) -> str | None:
+        return refusal(
+            login,
+            bot=bot,
+            association=association,
+            approvers=(),  # a graph's approvers decide its gates; a review needs write access
+            permission=self.ctx.api.permission,  # the payload's association is never enough
+            needs="starting a review",
+        )
 
     def found(self, run_id: str) -> bool:
         return self.ctx.runs.fetch(run_id)

@@ -26,8 +26,11 @@ def plan(t: PullRequest, facts: Facts) -> Action:
     if t.fork:
         return Skip(
             f"PR #{t.number} comes from a fork: its workflow token is read-only and "
-            "secrets are withheld, so omg cannot record or push a run for it. A maintainer "
-            "can review the change and run the graph from a branch of this repository",
+            "secrets are withheld, so omg cannot record or push a run for it here. To review "
+            "it, a person with write access can comment `/omg review` on the pull request "
+            f"(`/omg review @{t.head_sha}` binds it to this head): the comment's workflow runs "
+            "the graph of the base branch on the fork's head, and each later leg waits for "
+            "such a command again",
             quiet=False,
         )
     if t.draft and t.action != "ready_for_review":

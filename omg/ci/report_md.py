@@ -40,6 +40,7 @@ ICON = {
 class Links:
     run_branch: str = ""
     workflow_run: str = ""
+    repo: str = ""  # the repository's web page: a PR run's lanes are compared there
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,8 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
         )
     if sit.next == "dispatch":
         return "**Next:** the next leg was dispatched; this comment updates when it ends."
+    if sit.status == "paused" and state.get("pull_request", {}).get("fork"):
+        return FORK_NEXT
     paused = _paused_for(state)
     if paused:
         return paused
@@ -171,6 +174,33 @@ def _next(graph: Graph, state: State, sit: Situation) -> str:
     if sit.status == "superseded":
         return "**Next:** nothing here; the run for the new head reports below or in its comment."
     return "**Next:** nothing; the run is settled."
+
+
+#: The next step of a fork's run that stopped with work left: no leg dispatches the next, since
+#: that would run the fork's code with the model key again without a person having looked.
+FORK_NEXT = (
+    "**Next:** the run stopped with work left. Its head lives in a fork, so no leg starts the "
+    "next one by itself: a writer comments `/omg review` (or `/omg retry`) to continue."
+)
+
+
+def lanes(state: State, links: Links) -> str:
+    """A pull request run's lanes, each a branch of this repository (never of the PR) and a
+    link comparing it with the head it started from; '' for other runs or none."""
+    pr, rid = state.get("pull_request"), state["run_id"]
+    mine = sorted(
+        (name, lane["branch"])
+        for name, lane in (state.get("worktrees") or {}).items()
+        if lane["branch"].startswith(f"omg/work/{rid}/")
+    )
+    if pr is None or not mine or not links.repo:
+        return ""
+    compare = f"{links.repo}/compare/{pr['head_sha']}..."
+    shown = " · ".join(f"{code(b)} ({link('compare', compare + b)})" for _, b in mine)
+    return (
+        "Lane work, offered as branches of this repository (never pushed to the pull "
+        f"request): {shown}"
+    )
 
 
 def _paused_for(state: State) -> str:
@@ -248,6 +278,9 @@ def markdown(
             graph_change(pr["graph_change"], pr.get("base_ref", ""), pr.get("base_sha", ""))
         )
     parts.append(_next(graph, state, sit))
+    offered = lanes(state, links)
+    if offered:
+        parts.append(offered)
     if sit.note:
         parts.append(f"> {code(sit.note)}")
     if state.get("guidance"):  # a person's words: shown as a code span, never as Markdown

@@ -87,6 +87,10 @@ def situation(ctx: JobContext, run: Run, env: Environment, held: str = "") -> Si
     if status == "paused" and state["paused_at"]:
         return Situation("paused", state["paused_at"], ref, head, "gate", note)
     reason = state["legs"][-1].get("reason") if state["legs"] else None
+    fork = bool(state.get("pull_request", {}).get("fork"))
+    if status == "paused" and fork and reason != "spend_cap":
+        # a fork's head: no leg runs its code again without a writer's /omg review or retry
+        return Situation("paused", "", ref, head, "none", note)
     if status == "paused" and reason in ("limit", "spend_cap"):
         # a limit, or a day's cap: the resume workflow's schedule continues it once the wait
         # is over; a pull request's cap waits for a writer's /omg approve-spend

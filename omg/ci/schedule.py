@@ -58,4 +58,10 @@ def waiting(rid: str, run: Run | None, push: str) -> DropWait | Resume:
     if state["status"] != "paused" or not waits:
         return DropWait(rid, f"run {rid} is {state['status']}: it waits for nothing any more")
     pr = state.get("pull_request")
+    if pr is not None and pr.get("fork"):
+        return DropWait(
+            rid,
+            f"run {rid} judges a fork's head: its next leg waits for a writer's /omg review "
+            "(or /omg retry), never for the schedule",
+        )
     return Resume(rid, pr["number"] if pr is not None else None)

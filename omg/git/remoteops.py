@@ -40,10 +40,11 @@ class RemoteOps(Handle):
                 return True
         return False
 
-    def fetch_runs(self, remote: str) -> dict[str, str]:
-        """Fetch every run branch of ``remote`` into ``refs/remotes/`` (no local branch is
-        written); then its run branches as this repository holds them, id → commit."""
-        self.fetch(remote, [f"{HEADS}omg/runs/*"])
+    def fetch_runs(self, remote: str, prefix: str = "") -> dict[str, str]:
+        """Fetch every run branch of ``remote`` (whose id starts with ``prefix``) into
+        ``refs/remotes/`` (no local branch is written); then its run branches as this
+        repository holds them, id → commit."""
+        self.fetch(remote, [f"{HEADS}omg/runs/{prefix}*"])
         return self.remote_runs(remote)
 
     def remote_run_head(self, remote: str, run_id: str) -> str | None:

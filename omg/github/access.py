@@ -16,11 +16,13 @@ def refusal(
     association: str | None,
     approvers: Sequence[str],
     permission: Callable[[str], str],
+    needs: str = "deciding",
 ) -> str | None:
     """Why ``login`` may not decide, or None when they may.
 
     ``association`` None means GitHub already checked the user (a workflow_dispatch needs
     write access to start); ``permission`` is asked only when the association could write.
+    ``needs``: what the refusal says needs write access.
     """
     if bot:
         return f"{login} is a bot account, and bots never decide gates"
@@ -33,9 +35,9 @@ def refusal(
     if association not in MAY_WRITE:
         return (
             f"{login} is {association.lower().replace('_', ' ')} here (author association "
-            f"{association}); deciding needs write access to the repository"
+            f"{association}); {needs} needs write access to the repository"
         )
     held = permission(login)
     if held not in WRITE_PERMISSIONS:
-        return f"{login} has {held} access to the repository; deciding needs write access"
+        return f"{login} has {held} access to the repository; {needs} needs write access"
     return None

@@ -94,6 +94,9 @@ class PullHead:
     head_sha: str
     head_ref: str
     fork: bool
+    base_sha: str = ""  # the commit the pull request targets now
+    base_ref: str = ""
+    state: str = "open"  # or closed (merged included)
 
 
 class GitHub:
@@ -228,8 +231,15 @@ class GitHub:
     def pull(self, number: int) -> PullHead:
         body = self._ok(self.request("GET", f"/repos/{self.repo}/pulls/{number}"), f"PR #{number}")
         head_repo = (body["head"].get("repo") or {}).get("full_name")
-        base_repo = body["base"]["repo"]["full_name"]
-        return PullHead(str(body["head"]["sha"]), str(body["head"]["ref"]), head_repo != base_repo)
+        base = body["base"]
+        return PullHead(
+            str(body["head"]["sha"]),
+            str(body["head"]["ref"]),
+            head_repo != base["repo"]["full_name"],  # a deleted fork has no repo: a fork still
+            str(base.get("sha") or ""),
+            str(base.get("ref") or ""),
+            str(body.get("state") or "open"),
+        )
 
     def pull_state(self, number: int) -> str:
         """``open`` or ``closed`` (merged included); ``unknown`` when GitHub names no such pull

@@ -1,4 +1,4 @@
-"""PR comment commands: `/omg approve|reject|retry|status|approve-spend`, parsed from a
+"""PR comment commands: `/omg approve|reject|retry|status|approve-spend|review`, parsed from a
 comment's first line."""
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ from typing import Literal
 from omg.github.markdown import code
 from omg.words import excerpt, visible
 
-Verb = Literal["approve", "reject", "retry", "status", "approve-spend"]
-VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend")
+Verb = Literal["approve", "reject", "retry", "status", "approve-spend", "review"]
+VERBS: tuple[Verb, ...] = ("approve", "reject", "retry", "status", "approve-spend", "review")
 #: The most one `/omg approve-spend` approves, in US dollars (a typo of zeros is refused).
 MAX_APPROVE_USD = 10_000.0
 
 USAGE = (
     "`/omg approve <gate> [@state] [reason]`, `/omg reject <gate> [@state] <reason>`, "
-    "`/omg retry [guidance]`, `/omg status` or `/omg approve-spend <amount>`"
+    "`/omg retry [guidance]`, `/omg status`, `/omg approve-spend <amount>` or "
+    "`/omg review [@head]`"
 )
 _AMOUNT = re.compile(r"^\$?([0-9]+(?:\.[0-9]{1,2})?)$")  # ASCII digits: no lookalikes
 _REF = re.compile(r"^@([0-9a-fA-F]{4,40})$")
@@ -32,7 +33,9 @@ class Command:
 
     verb: Verb
     gate: str = ""
-    ref: str = ""  # the short state commit shown in the sticky comment ('' when not named)
+    #: the short state commit shown in the sticky comment (review: the head it was written
+    #: for); '' when not named
+    ref: str = ""
     reason: str = ""
     text: str = ""  # the line as written (an excerpt past ``words.EXCERPT``), for the record
     amount: float = 0.0  # approve-spend: the dollars approved beyond the spend caps
@@ -71,6 +74,9 @@ def parse(body: str) -> Command | Malformed | None:
     rest = words[2:]
     if verb == "status":
         return Command(verb, text=line)
+    if verb == "review":  # ``@<head sha>`` binds it to the head its author looked at
+        m = _REF.match(rest[0]) if rest else None
+        return Command(verb, ref=m.group(1).lower() if m else "", text=line)
     if verb == "approve-spend":
         return _approve_spend(line, rest)
     if verb == "retry":

@@ -195,15 +195,25 @@ class Repo:
         return self.main
 
     def push_pr(
-        self, number: int, files: dict[str, str], branch: str = "feature", *, on: str = ""
+        self,
+        number: int,
+        files: dict[str, str],
+        branch: str = "feature",
+        *,
+        on: str = "",
+        fork: bool = False,
     ) -> str:
         """Push to the PR's branch (its first commit on ``on``, main's tip by default); GitHub
-        moves ``refs/pull/<n>/head`` with it."""
+        moves ``refs/pull/<n>/head`` with it. A ``fork``'s branch is in the fork: here its
+        commit is reached by ``refs/pull/<n>/head`` alone, as GitHub keeps it."""
         parent = self.heads.get(number, on or self.main)
-        sha = self.commit(f"refs/heads/{branch}", files, parent)
-        self.commit_ref(f"refs/pull/{number}/head", sha)
+        if fork:
+            sha = self.commit(f"refs/pull/{number}/head", files, parent)
+        else:
+            sha = self.commit(f"refs/heads/{branch}", files, parent)
+            self.commit_ref(f"refs/pull/{number}/head", sha)
         self.heads[number] = sha
-        self.api.set_pull(number, sha, branch)
+        self.api.set_pull(number, sha, branch, fork=fork, base_sha=self.main)
         return sha
 
     def commit_ref(self, ref: str, sha: str) -> None:
@@ -277,13 +287,21 @@ class Repo:
         return data
 
     def comment_event(
-        self, number: int, body: str, login: str, association: str, *, bot: bool = False
+        self,
+        number: int,
+        body: str,
+        login: str,
+        association: str,
+        *,
+        bot: bool = False,
+        shape: str = "issue_comment.created",
     ) -> dict[str, Any]:
-        data = payload("issue_comment.created")
+        """A comment on PR ``number``; ``shape``: the payload it is made from (the example on
+        an issue, given ``issue.pull_request``; or one on a pull request, which has it)."""
+        data = payload(shape)
         data["issue"]["number"] = number
-        data["issue"]["pull_request"] = {
-            "url": f"https://api.github.com/repos/{REPO}/pulls/{number}",
-        }
+        pull = data["issue"].setdefault("pull_request", {})
+        pull["url"] = f"https://api.github.com/repos/{REPO}/pulls/{number}"
         # GitHub has the comment before the job starts
         c = self.api.add_comment(number, body, login, "Bot" if bot else "User")
         data["comment"]["id"] = c["id"]

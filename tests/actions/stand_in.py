@@ -25,6 +25,9 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 REPO = "Codertocat/Hello-World"
+#: The fork a pull request from outside comes from: its commits reach the base repository only
+#: as ``refs/pull/<n>/head``, which GitHub keeps there.
+FORK = "someone/Hello-World"
 #: The workflows the simulated repository holds: the ones omg ships, as a leg dispatches them.
 SHIPPED = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 #: The most inputs GitHub takes in one workflow dispatch.
@@ -135,14 +138,21 @@ class StandIn:
     # -- what tests set up and read -----------------------------------------------------
 
     def set_pull(
-        self, number: int, head_sha: str, head_ref: str, *, fork: bool = False, state: str = "open"
+        self,
+        number: int,
+        head_sha: str,
+        head_ref: str,
+        *,
+        fork: bool = False,
+        state: str = "open",
+        base_sha: str = "",
     ) -> None:
-        head_repo = "someone/Hello-World" if fork else self.repo
+        head_repo = FORK if fork else self.repo
         self.pulls[number] = {
             "number": number,
             "state": state,
             "head": {"sha": head_sha, "ref": head_ref, "repo": {"full_name": head_repo}},
-            "base": {"ref": "main", "repo": {"full_name": self.repo}},
+            "base": {"ref": "main", "sha": base_sha, "repo": {"full_name": self.repo}},
         }
 
     def comments_on(self, number: int) -> list[dict[str, Any]]:

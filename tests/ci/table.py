@@ -12,6 +12,7 @@ from typing import Any
 from omg.ci.context import LegArgs
 from omg.ci.prgraph import Base, PrGraph
 from omg.errors import Unreadable
+from omg.github.client import PullHead
 from omg.github.env import Actions
 from omg.github.event import PullRequest
 from omg.graph.build import graph_from_data
@@ -90,6 +91,9 @@ class Table:
     graph_file: tuple[Graph, Path] = (GRAPH, Path("graphs/g.yaml"))
     base_graph: Graph | None = GRAPH
     heads: dict[int, str] = field(default_factory=dict)
+    forks: set[int] = field(default_factory=set)  # pull requests whose head lives in a fork
+    closed: set[int] = field(default_factory=set)  # pull requests closed (or merged)
+    not_writer: str | None = None  # why the commenter has no write access (None: they have)
     runs: dict[str, State] = field(default_factory=dict)  # on the remote
     refused: str | None = None
     refs: dict[str, tuple[str, int]] = field(default_factory=dict)
@@ -110,6 +114,19 @@ class Table:
     def pr_head(self, number: int) -> str:
         self.asked.append(f"pr_head {number}")
         return self.heads[number]
+
+    def pull(self, number: int) -> PullHead:
+        self.asked.append(f"pull {number}")
+        state = "closed" if number in self.closed else "open"
+        return PullHead(self.heads[number], "feature", number in self.forks, BASE, "main", state)
+
+    def pr_runs(self, number: int, graph_name: str) -> list[str]:
+        self.asked.append(f"pr_runs {number}")
+        return sorted(r for r in self.runs if r.startswith(f"pr-{number}-{graph_name}-"))
+
+    def writer(self, login: str, *, bot: bool, association: str) -> str | None:
+        self.asked.append(f"writer {login}")
+        return self.not_writer
 
     def found(self, run_id: str) -> bool:
         self.asked.append(f"found {run_id}")

@@ -40,6 +40,12 @@ def test_an_event_omg_does_not_run_on_is_skipped_having_read_nothing(
     assert facts.asked == []
 
 
+def test_a_forks_event_says_a_writers_review_runs_it() -> None:
+    got = pull_request.plan(replace(PR, fork=True), Table())
+    said = "a person with write access can comment `/omg review`"
+    assert isinstance(got, Skip) and said in got.why
+
+
 def test_a_draft_made_ready_for_review_runs() -> None:
     got = pull_request.plan(replace(PR, draft=True, action="ready_for_review"), Table())
     assert isinstance(got, Leg) and got.run_id == RID

@@ -236,3 +236,42 @@ def test_a_headline_keeps_a_name_with_double_spaces_whole() -> None:
                              "legs": [], "cost_usd": 0.0}  # fmt: skip
     text = report.markdown(graph, state, [], report.Situation("passed"), report.Links(), rows=5)  # type: ignore[arg-type]
     assert read(text.splitlines()[0]).codes == ["a  b"]
+
+
+HEAD = "d" * 40
+REPO = report.Links("", "", "https://github.com/o/r")
+
+
+def pr_state(**more: Any) -> State:
+    lanes = {
+        "lane": {"branch": "omg/work/pr-2-x/lane", "commit": "1" * 40},
+        "b <i>x</i>": {"branch": "omg/work/pr-2-x/b", "commit": "2" * 40},
+        "mine": {"branch": "feature", "commit": "3" * 40},  # a graph's own branch: not offered
+    }
+    data: dict[str, Any] = {"run_id": "pr-2-x", "nodes": {}, "gates": {}, "paused_at": None,
+                            "legs": [{"leg": 1, "outcome": "paused", "reason": "leg_budget"}],
+                            "cost_usd": 0.0, "status": "paused", "worktrees": lanes,
+                            "pull_request": {"number": 2, "head_sha": HEAD, **more}}  # fmt: skip
+    return data  # type: ignore[return-value]
+
+
+def test_a_pr_runs_lanes_are_offered_as_branches_compared_with_the_head() -> None:
+    graph = graph_from_data({"name": "g", "nodes": [{"id": "n", "run": "true"}]})
+    sit = report.Situation("paused", head_sha=HEAD)
+    page = read(report.markdown(graph, pr_state(), [], sit, REPO, rows=5))
+    hrefs = [a["href"] for name, a in page.elements if name == "a"]
+    compare = "https://github.com/o/r/compare/" + HEAD + "..."
+    assert hrefs == [compare + "omg/work/pr-2-x/b", compare + "omg/work/pr-2-x/lane"]
+    assert "omg/work/pr-2-x/lane" in page.codes and "feature" not in page.codes
+    no_pr = {k: v for k, v in pr_state().items() if k != "pull_request"}
+    assert report.lanes(no_pr, REPO) == ""  # type: ignore[arg-type]
+    assert report.lanes(pr_state(), report.Links()) == ""
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["a fork's run", "a branch's run"])
+def test_a_forks_run_out_of_time_asks_a_writer_to_continue_it(fork: bool) -> None:
+    graph = graph_from_data({"name": "g", "nodes": [{"id": "n", "run": "true"}]})
+    state = pr_state(fork=True) if fork else pr_state()
+    sit = report.Situation("paused", head_sha=HEAD)
+    text = report.markdown(graph, state, [], sit, REPO, rows=5)
+    assert (report.FORK_NEXT in text) is fork

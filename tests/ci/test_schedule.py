@@ -80,3 +80,11 @@ def test_a_run_paused_for_a_limit_or_a_days_cap_gets_its_next_leg(reason: str) -
     paused = _run("w", status="paused", legs=[leg("paused", reason)],
                   pull_request={"number": 3, "head_sha": "h"})  # fmt: skip
     assert schedule.waiting("w", paused, "origin") == Resume("w", 3)
+
+
+@pytest.mark.parametrize("reason", ["limit", "spend_cap"])
+def test_a_forks_run_is_never_continued_by_the_schedule(reason: str) -> None:
+    paused = _run("w", status="paused", legs=[leg("paused", reason)],
+                  pull_request={"number": 3, "head_sha": "h", "fork": True})  # fmt: skip
+    got = schedule.waiting("w", paused, "origin")
+    assert isinstance(got, DropWait) and "waits for a writer's /omg review" in got.why
