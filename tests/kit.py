@@ -158,6 +158,7 @@ def omg_in_process(
     exit with and print, without an interpreter's start-up."""
     from omg.cli.app import main
 
+    build_the_cli_once()
     out, err = io.StringIO(), io.StringIO()
     saved_argv, saved_env = sys.argv, dict(os.environ)
     sys.argv = ["omg", *args]
@@ -180,6 +181,31 @@ def omg_in_process(
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["omg", *args], code, out.getvalue(), err.getvalue())
+
+
+_BUILT: list[Any] = []
+
+
+def build_the_cli_once() -> None:
+    """typer turns omg's app into a click command at every call of the entry point, from every
+    command's signature and type hints: ~35 ms of CPU, thousands of times a suite. The command
+    is the same each time (click gives each call a context of its own), so this process
+    builds it once and typer is handed that one for omg's app (any other app is built as
+    typer builds it)."""
+    if _BUILT:
+        return
+    import typer.main
+
+    from omg.cli.app import app
+
+    build = typer.main.get_command
+    command = build(app)
+
+    def get_command(typer_instance: typer.Typer) -> Any:
+        return command if typer_instance is app else build(typer_instance)
+
+    typer.main.get_command = get_command
+    _BUILT.append(command)
 
 
 def omg_call(
@@ -294,6 +320,9 @@ PRELOAD = [
     *("omg.ci.job", "omg.cli.status", "omg.cli.plan", "omg.leg.start", "omg.git.repo"),
 ]
 _SERVER: list[Any] = []
+#: Set in the server's environment only: the kit, imported there first, builds the CLI's
+#: command (``build_the_cli_once``) before any child is forked, so none builds its own.
+SERVER_MARK = "KIT_FORKSERVER"
 
 
 def _forkserver() -> Any:
@@ -308,7 +337,9 @@ def _forkserver() -> Any:
         # kit's folder reaches it through PYTHONPATH.
         saved = dict(os.environ)
         os.environ.clear()
-        os.environ.update(clean_env(saved, PYTHONPATH=str(Path(__file__).parent)))
+        os.environ.update(
+            clean_env(saved, PYTHONPATH=str(Path(__file__).parent), **{SERVER_MARK: "1"})
+        )
         try:
             forkserver.ensure_running()
         finally:
@@ -669,3 +700,7 @@ def resume_graph(
     except OmgError as exc:
         return Ran(env.runs_dir / run_id, None, exc, tuple(warnings))
     return Ran(env.runs_dir / run_id, end, None, tuple(warnings))
+
+
+if os.environ.get(SERVER_MARK):  # imported by the fork server: see ``SERVER_MARK``
+    build_the_cli_once()

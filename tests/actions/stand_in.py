@@ -9,6 +9,8 @@ injects the failures a real job meets: a 502 after the change was applied, a 429
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import io
 import json
@@ -49,7 +51,13 @@ def declared(text: str) -> dict[str, dict[str, Any]] | None:
 
 
 def shipped() -> dict[str, dict[str, dict[str, Any]] | None]:
-    return {p.name: declared(p.read_text()) for p in sorted(SHIPPED.glob("*.yml"))}
+    return {p.name: copy.deepcopy(_declared(p.read_text())) for p in sorted(SHIPPED.glob("*.yml"))}
+
+
+@functools.cache
+def _declared(text: str) -> dict[str, dict[str, Any]] | None:
+    """``declared``, read once per text in a test process (every test's stand-in reads them)."""
+    return declared(text)
 
 
 def refused(inputs: dict[str, dict[str, Any]] | None, given: dict[str, Any]) -> str:
@@ -381,5 +389,7 @@ class StandIn:
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # polled every 50 ms, not serve_forever's 500: each test's shutdown waits out one poll
+        poll = {"poll_interval": 0.05}
+        threading.Thread(target=server.serve_forever, kwargs=poll, daemon=True).start()
         return server

@@ -17,6 +17,8 @@ Make = Callable[[str], Repo]
 
 #: How long a test waits for a leg to reach its slow node (a bound, never a pace).
 REACH_S = 60.0
+#: Comments in a burst: each one a workflow job of its own.
+BURST = 10
 
 
 def door(tmp_path: Path) -> tuple[Path, str]:
@@ -302,7 +304,7 @@ def test_a_burst_of_a_strangers_long_comments_is_recorded_in_brief_and_answered_
     recorded = len(gh.run_file(rid, "events.jsonl"))
     huge = "/omg approve ok " + "x" * 65_000  # one line, as long as a comment may be
     ids = []
-    for _ in range(50):
+    for _ in range(BURST):
         event, cid = comment(gh, huge, "stranger", "NONE")
         sent = len(gh.api.requests)
         job = gh.run("issue_comment", event, actor="stranger")
@@ -333,10 +335,11 @@ def test_a_burst_of_a_strangers_long_comments_is_recorded_in_brief_and_answered_
     event, later = comment(gh, "/omg approve ok", "Stranger", "NONE")  # logins ignore case
     assert gh.run("issue_comment", event, actor="Stranger").rc == 0
     assert len(replies_to(gh, later)) == 1 and len(answers_to(gh, "stranger")) == 2
-    # the writer's decision folds the 52 refusals in: the record grew by a few kilobytes
+    # the writer's decision folds the burst's refusals and the two later ones in: the record
+    # grew by under a kilobyte a refusal
     event, _ = comment(gh, "/omg approve ok", "octocat", "MEMBER")
     done = gh.run("issue_comment", event, actor="octocat")
     assert done.outputs["status"] == "passed", done.stderr
-    assert len(events(gh, rid, "decision_refused")) == 52 and gh.notes(rid) == {}
+    assert len(events(gh, rid, "decision_refused")) == BURST + 2 and gh.notes(rid) == {}
     grown = len(gh.run_file(rid, "events.jsonl")) - recorded
-    assert grown < 52 * 1_000 + 5_000, grown
+    assert grown < (BURST + 2) * 1_000 + 5_000, grown

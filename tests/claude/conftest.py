@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,7 +32,20 @@ def claude_bin() -> str:
 
 
 def git_repo(path: Path) -> Path:
-    """A repository with one commit, made with the git CLI (as a user's would be)."""
+    """A repository with one commit, made with the git CLI (as a user's would be): once per
+    test process, then copied (five git processes a test otherwise)."""
+    if not _TEMPLATE:
+        made = Path(tempfile.mkdtemp(prefix="omg-test-repo-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        _TEMPLATE.append(_made_with_git(made / "repo"))
+    shutil.copytree(_TEMPLATE[0], path, symlinks=True, dirs_exist_ok=True)
+    return path
+
+
+_TEMPLATE: list[Path] = []
+
+
+def _made_with_git(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     env = {"PATH": os.environ["PATH"], "HOME": str(path), "GIT_CONFIG_NOSYSTEM": "1"}
     for args in (

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from kit import omg_in_process
+
 from tests.conftest import child_env
 
 # A child process that adds one command which fails the way a bug would, then runs the CLI.
@@ -37,16 +39,18 @@ def test_an_omg_error_is_one_clear_line_with_its_exit_code(omg, tmp_path) -> Non
     assert "Traceback" not in res.stderr
 
 
-def test_usage_errors_exit_2(omg) -> None:
-    res = omg("resume", "r", "--approve", "g", "--reject", "g", "--reason", "x")
+def test_usage_errors_exit_2(tmp_path) -> None:
+    res = omg_in_process(
+        "resume", "r", "--approve", "g", "--reject", "g", "--reason", "x", cwd=tmp_path
+    )
     assert res.returncode == 2 and "mutually exclusive" in res.stderr
-    res = omg("run")  # missing argument: typer's own usage error
+    res = omg_in_process("run", cwd=tmp_path)  # missing argument: typer's own usage error
     assert res.returncode == 2
 
 
-def test_a_reject_whose_reason_shows_nothing_is_a_usage_error(omg) -> None:
+def test_a_reject_whose_reason_shows_nothing_is_a_usage_error(omg, tmp_path) -> None:
     for said in ("", " ", "\u200b", "\u2060\ufeff\u202e", "\u3164\u0301"):
-        res = omg("resume", "r", "--reject", "g", "--reason", said)
+        res = omg_in_process("resume", "r", "--reject", "g", "--reason", said, cwd=tmp_path)
         assert res.returncode == 2, (said, res.stderr)
         assert "--reject needs --reason TEXT" in res.stderr and "words that show" in res.stderr
     res = omg("resume", "r", "--reject", "g", "--reason", "no\udcff")  # a stray byte of argv
