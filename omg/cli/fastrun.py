@@ -1,10 +1,11 @@
-"""`omg run`'s command line read without typer, so a run starts its first node sooner.
+"""`omg run`'s and `omg resume`'s command lines read without typer, so a leg starts sooner.
 
 Only the plain forms are read here (``--option value``, ``--option=value``, the flags, one
-graph path); anything else — ``--help``, ``--dry-run``, ``--format json``, a number typer
-would convert or refuse, an option given twice, a value that starts with ``-``, shell
-completion, ``OMG_MAX_MINUTES``/``OMG_MAX_NODES`` set — is left to the typer app, which
-answers it as it always has (``tests/cli/test_fastrun.py`` holds the two to the same values).
+graph path or run id); anything else — ``--help``, ``--dry-run``, ``--format json``, a gate
+decision, ``--fetch``, a number typer would convert or refuse, an option given twice, a value
+that starts with ``-``, shell completion, ``OMG_MAX_MINUTES``/``OMG_MAX_NODES`` set — is left
+to the typer app, which answers it as it always has (``tests/cli/test_fastrun.py`` holds the
+two to the same values).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from omg.cli import exits
 from omg.cli.guard import guarded
 
-#: The options taking a value, by each spelling, to the parameter they set.
+#: `omg run`'s options taking a value, by each spelling, to the parameter they set.
 VALUED = {
     "--input": "input",
     "-i": "input",
@@ -36,6 +38,14 @@ VALUED = {
     "--format": "format",
 }
 FLAGS = {"--no-commit": "no_commit", "--by-node": "by_node"}
+#: Each command read here: its valued options and its flags (`resume` names its run first).
+COMMANDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "run": (VALUED, FLAGS),
+    "resume": (
+        {k: v for k, v in VALUED.items() if v not in ("run_id", "base")},
+        {**FLAGS, "--retry-failed": "retry_failed"},
+    ),
+}
 #: What typer reads from the environment for `omg run` (left to it when set).
 TYPER_ENV = ("OMG_MAX_MINUTES", "OMG_MAX_NODES", "_OMG_COMPLETE")
 _WHOLE = re.compile(r"[0-9]+")
@@ -43,10 +53,12 @@ _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
 @dataclass(frozen=True)
-class RunArgs:
-    """`omg run`'s parameters as the typer command would receive them."""
+class LegArgs:
+    """`omg run`'s or `omg resume`'s parameters as the typer command would receive them;
+    ``first``: the graph file (run) or the run id (resume)."""
 
-    path: Path
+    command: str
+    first: str
     inputs: list[str] = field(default_factory=list)
     run_id: str | None = None
     runs_dir: Path = Path(".omg/runs")
@@ -58,36 +70,52 @@ class RunArgs:
     base: str = "HEAD"
     by_node: bool = False
     rehearse: Path | None = None
+    retry_failed: bool = False
+
+
+class _LegOptions(TypedDict):
+    """The keywords `cli/runs`' run and resume share."""
+
+    runs_dir: Path
+    concurrency: int | None
+    max_minutes: float | None
+    max_nodes: int | None
+    push: str | None
+    commit: bool
+    by_node: bool
+    rehearse: Path | None
 
 
 class _Unusual(Exception):
     """A command line for typer to answer."""
 
 
-def parse(args: list[str], env: Mapping[str, str]) -> RunArgs | None:
-    """``args`` (after ``run``) as `omg run` takes them, or None when typer should answer."""
+def parse(args: list[str], env: Mapping[str, str]) -> LegArgs | None:
+    """``args`` (the command's name first) as `omg run` or `omg resume` takes them, or None
+    when typer should answer."""
     try:
         return _parse(args, env)
     except _Unusual:
         return None
 
 
-def _parse(args: list[str], env: Mapping[str, str]) -> RunArgs:
-    if any(name in env for name in TYPER_ENV):
+def _parse(args: list[str], env: Mapping[str, str]) -> LegArgs:
+    if not args or args[0] not in COMMANDS or any(name in env for name in TYPER_ENV):
         raise _Unusual
-    path: str | None = None
+    valued, flags = COMMANDS[args[0]]
+    first: str | None = None
     inputs: list[str] = []
     given: dict[str, str] = {}
-    rest = iter(args)
+    rest = iter(args[1:])
     for arg in rest:
         name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        key = FLAGS.get(arg) or VALUED.get(name)
-        if key is None and (arg.startswith("-") or path is not None):
+        key = flags.get(arg) or valued.get(name)
+        if key is None and (arg.startswith("-") or first is not None):
             raise _Unusual
         if key is None:
-            path = arg
+            first = arg
             continue
-        if arg not in FLAGS and not eq:
+        if arg not in flags and not eq:
             value = next(rest, "-")
         if value.startswith("-") or (key in given and key != "input"):
             raise _Unusual
@@ -95,12 +123,13 @@ def _parse(args: list[str], env: Mapping[str, str]) -> RunArgs:
             inputs.append(value)
         else:
             given[key] = value
-    if path is None or given.get("format", "text") != "text":
+    if first is None or given.get("format", "text") != "text":
         raise _Unusual
     rehearse = given.get("rehearse")
     minutes = given.get("max_minutes")
-    return RunArgs(
-        Path(path),
+    return LegArgs(
+        args[0],
+        first,
         inputs,
         run_id=given.get("run_id"),
         runs_dir=Path(given.get("runs_dir", ".omg/runs")),
@@ -112,6 +141,7 @@ def _parse(args: list[str], env: Mapping[str, str]) -> RunArgs:
         base=given.get("base", "HEAD"),
         by_node="by_node" in given,
         rehearse=None if rehearse is None else Path(rehearse),
+        retry_failed="retry_failed" in given,
     )
 
 
@@ -132,30 +162,46 @@ def _plain(text: str, form: re.Pattern[str]) -> str:
     return text
 
 
-def run(given: RunArgs) -> None:
-    """`omg run`, under the one error handler; exits as the typer app would (an interrupt 130,
-    a closed stdout 1)."""
+def run(given: LegArgs) -> None:
+    """The command, under the one error handler; exits as the typer app would (an interrupt
+    130, a closed stdout 1)."""
     guarded(lambda: sys.exit(_leg(given)), {})
 
 
-def _leg(given: RunArgs) -> int:
+def _leg(given: LegArgs) -> int:
     try:
         from omg.cli import runs
         from omg.cli.inputs import parse_inputs
 
+        opts: _LegOptions = {
+            "runs_dir": given.runs_dir,
+            "concurrency": given.concurrency,
+            "max_minutes": given.max_minutes,
+            "max_nodes": given.max_nodes,
+            "push": given.push,
+            "commit": not given.no_commit,
+            "by_node": given.by_node,
+            "rehearse": given.rehearse,
+        }
+        if given.command == "resume":
+            inputs = parse_inputs(given.inputs)
+            return runs.resume(
+                given.first,
+                retry_failed=given.retry_failed,
+                approve=None,
+                reject=None,
+                reason="",
+                by=None,
+                fetch=None,
+                inputs=inputs,
+                **opts,
+            )
         return runs.run(
-            given.path,
+            Path(given.first),
             parse_inputs(given.inputs),
             run_id=given.run_id,
-            runs_dir=given.runs_dir,
-            concurrency=given.concurrency,
-            max_minutes=given.max_minutes,
-            max_nodes=given.max_nodes,
-            push=given.push,
-            commit=not given.no_commit,
             base=given.base,
-            by_node=given.by_node,
-            rehearse=given.rehearse,
+            **opts,
         )
     except KeyboardInterrupt:
         return exits.INTERRUPTED  # as typer ends an interrupted command: without a word

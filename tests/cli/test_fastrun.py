@@ -1,4 +1,5 @@
-"""`omg run`'s fast path reads a command line as the typer app does, or leaves it to typer."""
+"""`omg run`'s and `omg resume`'s fast path reads a command line as the typer app does, or
+leaves it to typer."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ READ = [
     ["g.yaml", "--concurrency=12", "--max-minutes=7", "--rehearse", "s.yaml"],
     ["g.yaml", "--format", "text", "--run-id="],
 ]
+READ_RESUME = [
+    ["r1"],
+    ["r1", "--runs-dir", "runs", "--no-commit", "--by-node"],
+    ["--retry-failed", "r1", "-i", "k=v", "--push=origin", "-c", "2", "--max-nodes", "5"],
+    ["r1", "--max-minutes", "0.5", "--rehearse", "s.yaml", "--format=text"],
+]
 LEFT_TO_TYPER = [
     [],
     ["--help"],
@@ -47,41 +54,81 @@ LEFT_TO_TYPER = [
     ["g.yaml", "--unknown"],
     ["-", "--no-commit"],
     ["--", "g.yaml"],
+    ["g.yaml", "--retry-failed"],
+]
+RESUME_LEFT_TO_TYPER = [
+    [],
+    ["r1", "--approve", "gate"],
+    ["r1", "--reject", "gate", "--reason", "no"],
+    ["r1", "--retry-failed", "--guidance", "words"],
+    ["r1", "--by", "me"],
+    ["r1", "--fetch", "origin"],
+    ["r1", "--approve-spend", "5"],
+    ["r1", "--dry-run"],
+    ["r1", "--format", "json"],
+    ["r1", "--run-id", "r2"],
+    ["r1", "--base", "main"],
+    ["r1", "--retry-failed", "--retry-failed"],
 ]
 
 
-def typer_reads(argv: list[str]) -> dict[str, Any]:
-    """The parameters typer's `omg run` command receives for ``argv`` (click's values, with
-    typer's one conversion after it: a ``Path`` parameter's string made a ``Path``)."""
-    command = get_command(app).commands["run"]  # type: ignore[attr-defined]
-    params: dict[str, Any] = dict(command.make_context("run", list(argv)).params)
+def typer_reads(command: str, argv: list[str]) -> dict[str, Any]:
+    """The parameters typer's `omg COMMAND` receives for ``argv`` (click's values, with
+    typer's one conversion after it: a ``Path`` parameter's string made a ``Path``), those the
+    fast path never takes checked at their defaults and left out."""
+    group = get_command(app)
+    params: dict[str, Any] = dict(group.commands[command].make_context(command, argv).params)  # type: ignore[attr-defined]
     params["inputs"] = list(params.pop("input") or [])
     for name in ("path", "runs_dir", "rehearse"):
-        params[name] = None if params[name] is None else Path(params[name])
+        if params.get(name) is not None:
+            params[name] = Path(params[name])
+    defaults = {"dry_run": False, "format": "text"}
+    if command == "resume":
+        defaults |= {"approve": None, "reject": None, "reason": "", "by": None}
+        defaults |= {"guidance": None, "fetch": None, "approve_spend": None}
+    assert {k: params.pop(k) for k in defaults} == defaults
     return params
 
 
-@pytest.mark.parametrize("argv", READ, ids=" ".join)
+def fast_reads(given: fastrun.LegArgs) -> dict[str, Any]:
+    """What the fast path read, named as typer names it for the command."""
+    read = dataclasses.asdict(given)
+    command, first = read.pop("command"), read.pop("first")
+    if command == "run":
+        read.pop("retry_failed")
+        return {"path": Path(first), **read}
+    read.pop("base")
+    return {**read, "run_id": first}
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [*(("run", a) for a in READ), *(("resume", a) for a in READ_RESUME)],
+    ids=lambda x: x if isinstance(x, str) else " ".join(x),
+)
 def test_a_plain_command_line_is_read_as_typer_reads_it(
-    argv: list[str], monkeypatch: pytest.MonkeyPatch
+    command: str, argv: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in fastrun.TYPER_ENV:
         monkeypatch.delenv(name, raising=False)
-    given = fastrun.parse(argv, {})
+    given = fastrun.parse([command, *argv], {})
     assert given is not None
-    expected = typer_reads(argv)
-    assert (expected.pop("dry_run"), expected.pop("format")) == (False, "text")
-    assert dataclasses.asdict(given) == expected
+    assert fast_reads(given) == typer_reads(command, argv)
 
 
-@pytest.mark.parametrize("argv", LEFT_TO_TYPER, ids=" ".join)
-def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
-    assert fastrun.parse(argv, {}) is None
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [*(("run", a) for a in LEFT_TO_TYPER), *(("resume", a) for a in RESUME_LEFT_TO_TYPER)],
+    ids=lambda x: x if isinstance(x, str) else " ".join(x),
+)
+def test_anything_else_is_left_to_typer(command: str, argv: list[str]) -> None:
+    assert fastrun.parse([command, *argv], {}) is None
 
 
 @pytest.mark.parametrize("name", fastrun.TYPER_ENV)
 def test_a_variable_typer_reads_leaves_the_command_to_typer(name: str) -> None:
-    assert fastrun.parse(["g.yaml"], {name: "5"}) is None
+    assert fastrun.parse(["run", "g.yaml"], {name: "5"}) is None
+    assert fastrun.parse(["resume", "r1"], {name: "5"}) is None
 
 
 #: What a run of shell nodes never needs: typer, the lint's advisories, the model proxy's server.
@@ -121,6 +168,9 @@ def test_omg_run_runs_its_graph_without_importing_typer(tmp_path: Path) -> None:
         ["run", "good.yaml", "--no-commit", "--run-id", "../x"],
         ["run", "good.yaml", "--no-commit", "-i", "novalue"],
         ["run", "good.yaml", "--push", "origin", "--no-commit"],
+        ["resume", "nosuchrun", "--no-commit"],
+        ["resume", "../x", "--no-commit"],
+        ["resume", "nosuchrun", "--push", "origin", "--no-commit"],
     ],
     ids=" ".join,
 )
