@@ -15,10 +15,13 @@ outcome line ``omg run``/``omg resume`` end stdout with, a refusal's too; ``sche
 only ever added within it), ``complete`` (shell completion, ``--install-completion``: run ids
 from the runs directory's names, a run's node and gate ids from its ``state.json``, read
 unverified and never raising — a Tab must answer at once and never break the shell),
-``terminal`` (what a stream may be sent: colour only to a terminal while ``NO_COLOR`` is unset
-or empty, a redrawn line only to a terminal that is not ``TERM=dumb``, never a control character
-from a node's output — shown as ``\\xNN``), ``version`` (``omg --version``: the version and, from
-PEP 610's ``direct_url.json``, the commit a git install came from — the pin ``omg init``
+``guard`` (the one error handler every command runs under), ``fastrun`` (`omg run`'s and `omg
+resume`'s plain command lines read without typer, the rest left to it), ``inputs`` (``-i`` and
+``OMG_INPUTS``), ``terminal`` (what a stream may be sent: colour only to a terminal while
+``NO_COLOR`` is unset or empty, a redrawn line only to a terminal that is not ``TERM=dumb``, never a
+control character from a node's output — shown as ``\\xNN``), ``version`` (``omg --version``: the
+version and, from PEP 610's ``direct_url.json``, the commit a git install came from — the pin ``omg
+init``
 writes). Commands: ``log`` (``omg log``: the whole event log as one stream, filtered, followed),
 ``stub_model`` (``omg stub-model``), ``nodeview`` (``status --node``), ``graphview`` (``omg
 graph``: the flowchart, grouped by depth with why on stderr when Mermaid's defaults would refuse
@@ -80,8 +83,9 @@ Commands:
 
 
 def main() -> None:
-    """The `omg` console script. `omg --help`, `omg --version` and `omg lint` (a pre-commit
-    hook) take fast paths that never import typer; everything else goes through the typer app."""
+    """The `omg` console script. `omg --help`, `omg --version`, `omg lint` (a pre-commit
+    hook) and a plain `omg run` or `omg resume` take fast paths that never import typer;
+    everything else goes through the typer app."""
     # A terminal whose encoding cannot show ✓ or — gets \u2713, never exit 70.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -103,6 +107,14 @@ def main() -> None:
     from omg.cli.scrub import scrub
 
     scrub(args)  # a command that may start children re-executes without its secrets first
+    if args[:1] in (["run"], ["resume"]):
+        import os
+
+        from omg.cli import fastrun
+
+        given = fastrun.parse(args, os.environ)
+        if given is not None:
+            fastrun.run(given)
     from omg.cli.app import main as run
 
     run()

@@ -1,5 +1,5 @@
 """The typer app: the commands in the order `omg --help` lists them, each one function of a
-command group, and the one error handler.
+command group, run under the one error handler (`cli/guard`).
 
 Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fast.
 """
@@ -7,8 +7,6 @@ Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fa
 from __future__ import annotations
 
 import os
-import sys
-import traceback
 from typing import Annotated
 
 # Plain help and errors: typer's rich extras cost ~150 ms at every start (a pre-commit hook's
@@ -18,10 +16,9 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
 
-from omg.cli import exits, graph_commands, job_commands, run_commands, view_commands
-from omg.cli.next import next_step
+from omg.cli import graph_commands, job_commands, run_commands, view_commands
+from omg.cli.guard import guarded
 from omg.cli.options import OUTCOME
-from omg.errors import OmgError
 
 app = typer.Typer(
     name="omg",
@@ -80,33 +77,5 @@ def _options(
 def main() -> None:
     """Console entry point: one error handler for every command."""
     OUTCOME.clear()
-    try:
-        app(prog_name="omg")  # `python -m omg` too: completion's variable is _OMG_COMPLETE
-    except OmgError as exc:
-        if OUTCOME:  # run/resume --format json: the refusal is their outcome line
-            from omg.cli import machine
-
-            error = _masked(str(exc))
-            line = machine.refusal(OUTCOME["run_id"], exits.BY_REFUSAL[exc.kind], error)
-            print(machine.dumps(line))
-        hint = f"; {next_step(exc.hint)}" if exc.hint is not None else ""
-        print(_masked(f"omg: {exc}{hint}"), file=sys.stderr)
-        sys.exit(exits.BY_REFUSAL[exc.kind])
-    except KeyboardInterrupt:
-        print("omg: interrupted", file=sys.stderr)
-        sys.exit(exits.INTERRUPTED)
-    except Exception:
-        print(
-            "omg: unexpected error — this is a bug in omg; please report it with the "
-            "traceback below",
-            file=sys.stderr,
-        )
-        print(_masked(traceback.format_exc()), end="", file=sys.stderr)
-        sys.exit(exits.BUG)
-
-
-def _masked(text: str) -> str:
-    """An error as a job log may show it: omg's own secrets masked (an error can quote one)."""
-    from omg.mask import Masker
-
-    return Masker.from_env(os.environ).text(text)
+    # `python -m omg` too: completion's variable is _OMG_COMPLETE
+    guarded(lambda: app(prog_name="omg"), OUTCOME)

@@ -3,12 +3,12 @@ checks of what a command line gives (``name=value`` inputs, UTF-8, ``--format``)
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
+from omg.cli.inputs import parse_inputs as parse_inputs  # typer-free: `omg run`'s fast path
 from omg.errors import UsageError
 
 RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where run directories live.")]
@@ -106,20 +106,6 @@ def json_format(value: str) -> bool:
     if value not in ("text", "json"):
         raise UsageError(f"--format {value!r} is not one of text, json")
     return value == "json"
-
-
-def parse_inputs(pairs: list[str]) -> dict[str, str]:
-    """``-i`` values after the lines of ``OMG_INPUTS`` (the way to give a secret input: a
-    command line is readable by every process on the machine, the environment is not)."""
-    lines = os.environ.get("OMG_INPUTS", "").splitlines()
-    given = [(f"OMG_INPUTS line {n}", ln) for n, ln in enumerate(lines, 1) if ln.strip()]
-    out = {}
-    for where, pair in [*given, *((f"input {p!r}", p) for p in pairs)]:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:  # a line of OMG_INPUTS is not shown: it may hold a secret
-            raise UsageError(f"{where} must look like name=value")
-        out[name] = value
-    return out
 
 
 def utf8(option: str, text: str) -> None:

@@ -11,12 +11,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from omg.cli import exits
-from omg.cli.outcome import report
 from omg.cli.progress import Progress
 from omg.errors import StateError, UsageError
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
-from omg.leg.start import Environment, leg_mask, resume_run, start_run
+from omg.leg.start import Environment, LegEnd, leg_mask, resume_run, start_run
 from omg.state.events import EventFields
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
@@ -102,7 +101,7 @@ def run(
         for use in graph.uses:
             print(use.disclosure(), file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
-    return report(end, runs_dir, by_node, as_json)
+    return _report(end, runs_dir, by_node, as_json)
 
 
 def resume(
@@ -170,7 +169,7 @@ def resume(
             guidance=words,
             stamp=stamp,
         )
-    return report(end, runs_dir, by_node, as_json)
+    return _report(end, runs_dir, by_node, as_json)
 
 
 def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
@@ -225,3 +224,9 @@ def clean(run_id: str, *, remote: str | None) -> int:
     for note in clean_run(Path.cwd(), run_id, remote=remote):
         print(note)
     return exits.PASSED
+
+
+def _report(end: LegEnd, runs_dir: Path, by_node: bool, as_json: bool) -> int:
+    from omg.cli.outcome import report  # the ledger's tables: imported once the leg has ended
+
+    return report(end, runs_dir, by_node, as_json)

@@ -43,9 +43,12 @@ def _writes_with(data: Any) -> bool:
     ) or (isinstance(data, Mapping) and "resolved_from" in data)
 
 
-def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Finding]]:
+def check_file(
+    path: Path, files: Files = DISK, *, advisories: bool = True
+) -> tuple[Graph | None, list[Finding]]:
     """Every problem of one graph file, and the graph when there is no error. Never raises.
-    ``files``: where it and its fragments are read (the disk, or a commit's tree)."""
+    ``files``: where it and its fragments are read (the disk, or a commit's tree); without
+    ``advisories``, the errors alone (what a run needs)."""
     file = str(path)
     try:
         size = files.size(path)
@@ -97,7 +100,7 @@ def check_file(path: Path, files: Files = DISK) -> tuple[Graph | None, list[Find
     data, unread = read_schemas(data, positions, file, files)
     if unread:
         return None, sorted([*found, *unread], key=_order)
-    graph, rest = check_data(data, file, positions)
+    graph, rest = check_data(data, file, positions, advisories=advisories)
     if graph is not None and uses:
         graph = replace(graph, uses=uses)
         rest = [*rest, *(Finding(u.file, u.line, "info", "fragment-use", u.disclosure())
@@ -158,7 +161,7 @@ def check_data(
 
 def load_graph(path: Path) -> Graph:
     """The valid graph in ``path``, or GraphError listing every error (advisories are dropped)."""
-    graph, findings = check_file(path)
+    graph, findings = check_file(path, advisories=False)
     if graph is None:
         raise GraphError(_report(findings, f"in {path}; fix them and run `omg lint {path}`"))
     return graph

@@ -354,7 +354,9 @@ def _in_room(
     node = inv.node
     with ExitStack() as stack:
         try:
-            room = stack.enter_context(ctx.rooms.room())
+            # a shell execution's room is removed behind it; an agent's (its CLI's own files,
+            # a transcript) before the attempt ends
+            room = stack.enter_context(ctx.rooms.room(behind=agent is None))
             env = room.env(inv.env if agent is None else agent.furnish(room, inv.env))
         except OSError as exc:
             return Output(None, "", error="run_error", detail=_no_room(ctx, exc))
@@ -388,7 +390,7 @@ def _verify_room(ctx: Context, verify: ShellText | None) -> Iterator[Room | None
     if verify is None:
         yield None
         return
-    with ctx.rooms.room() as room:
+    with ctx.rooms.room(behind=True) as room:
         yield room
 
 

@@ -19,12 +19,16 @@ import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from omg.errors import UsageError
-from omg.modelproxy import ExecutionRecord, Grant, ModelProxy
+from omg.modelproxy import ExecutionRecord, Grant
 from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output
 from omg.spend import ProxyRecord
+
+if TYPE_CHECKING:
+    from omg.modelproxy.server import ModelProxy
 
 #: The names of this machine: a key for a model API there (a stub) needs no root check.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -151,6 +155,8 @@ def open_keys(parent: Mapping[str, str], agents: Mapping[str, AgentRuntime]) -> 
             held[name] = key
     if not held:
         return None
+    from omg.modelproxy.server import ModelProxy  # only a leg with agent keys starts one
+
     proxy = ModelProxy({name: key.upstream for name, key in held.items()}).start()
     return LegKeys(proxy, held)
 

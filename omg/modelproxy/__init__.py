@@ -16,10 +16,25 @@ Each agent execution gets a placeholder key and the proxy's URL (``server``'s do
   on at once.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from omg.modelproxy.executions import ExecutionRecord, Grant, Refusal
-from omg.modelproxy.server import ModelProxy
 from omg.modelproxy.upstream import ANTHROPIC, OPENAI, Upstream
 from omg.modelproxy.usage import Usage
+
+if TYPE_CHECKING:
+    from omg.modelproxy.server import ModelProxy
+
+
+def __getattr__(name: str) -> Any:
+    """``ModelProxy`` imported when first asked for: the server (``http.server``) is only a
+    leg with agent nodes' cost, not every command's that names the runtimes' key rules."""
+    if name == "ModelProxy":
+        from omg.modelproxy.server import ModelProxy
+
+        return ModelProxy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ANTHROPIC",

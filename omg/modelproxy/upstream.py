@@ -3,15 +3,18 @@ keep-alive connections to it."""
 
 from __future__ import annotations
 
-import http.client
 import re
-import ssl
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from omg.modelproxy.headers import Headers
 from omg.modelproxy.usage import Api
+
+if TYPE_CHECKING:  # http.client and ssl only once a pool connects (a leg with agent nodes)
+    import http.client
+    import ssl
 
 #: The model APIs' own addresses (Anthropic's Messages API, OpenAI's Responses API), as the
 #: CLIs' base URLs name them: claude appends ``/v1/messages``, codex appends ``/responses``.
@@ -59,9 +62,11 @@ class Pool:
         self._kept = kept
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
-        self._context = ssl.create_default_context() if self._https else None
+        self._context = _tls() if self._https else None
 
     def _new(self) -> http.client.HTTPConnection:
+        import http.client
+
         if self._context is not None:
             return http.client.HTTPSConnection(
                 self._host, self._port, timeout=TIMEOUT_S, context=self._context
@@ -86,6 +91,8 @@ class Pool:
     ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """Send one request; its connection and the answer, read up to its headers. A kept
         connection the upstream closed while idle is replaced once, before any answer."""
+        import http.client
+
         while True:
             with self._lock:
                 conn, reused = (self._idle.pop(), True) if self._idle else (self._new(), False)
@@ -104,3 +111,9 @@ class Pool:
             except BaseException:
                 conn.close()
                 raise
+
+
+def _tls() -> ssl.SSLContext:
+    import ssl
+
+    return ssl.create_default_context()

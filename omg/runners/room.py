@@ -1,5 +1,6 @@
 """Rooms: the directory omg makes for one execution alone — its HOME, its TMPDIR and, for an
-agent, its CLI's configuration home — and removes, with everything in it, when it ends."""
+agent, its CLI's configuration home — and removes, with everything in it, when it ends (a shell
+execution's behind it, on the leg's sweeper thread, before the leg ends)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from queue import SimpleQueue
 
 #: What every room holds from the start: the execution's HOME and TMPDIR (empty).
 HOME, TMP = "home", "tmp"
@@ -39,6 +42,36 @@ class Room:
         return {**env, "HOME": str(self.home), "TMPDIR": str(self.tmp)}
 
 
+class Sweeper:
+    """Rooms removed behind the executions, on one thread: a room is never given to another
+    execution, so removing it (three directories and a file: milliseconds on a busy disk) need
+    not hold up the next node. ``drain`` waits until every room handed over is gone."""
+
+    def __init__(self) -> None:
+        self._queue: SimpleQueue[Path | None] = SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def put(self, path: Path) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._sweep, name="omg-rooms", daemon=True)
+                self._thread.start()
+            self._queue.put(path)
+
+    def drain(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is not None:
+                self._queue.put(None)
+        if thread is not None:
+            thread.join()
+
+    def _sweep(self) -> None:
+        while (path := self._queue.get()) is not None:
+            remove(path)
+
+
 @dataclass(frozen=True)
 class Rooms:
     """Where one run's executions get their rooms on this machine: ``base``, one directory
@@ -48,6 +81,7 @@ class Rooms:
     #: What every room's HOME holds as its ``.gitconfig`` (the user's identity alone; ""
     #: for none): ``git/identity.room_gitconfig``.
     gitconfig: str = ""
+    sweeper: Sweeper = field(default_factory=Sweeper, compare=False, repr=False)
 
     @classmethod
     def of_run(cls, mark: str, parent: Mapping[str, str], gitconfig: str = "") -> Rooms:
@@ -58,8 +92,9 @@ class Rooms:
         return cls(Path(tmp).resolve() / f"omg-{digest}", gitconfig)
 
     @contextmanager
-    def room(self) -> Iterator[Room]:
-        """A new, empty room (mode 0700), removed with all it holds when the block ends."""
+    def room(self, behind: bool = False) -> Iterator[Room]:
+        """A new, empty room (mode 0700), removed with all it holds when the block ends — with
+        ``behind``, handed to the sweeper to remove (``clear`` waits for it)."""
         prefix, where = self._where()
         path = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
         room = Room(path)
@@ -70,10 +105,15 @@ class Rooms:
                 (room.home / ".gitconfig").write_text(self.gitconfig, encoding="utf-8")
             yield room
         finally:
-            remove(path)
+            if behind:
+                self.sweeper.put(path)
+            else:
+                remove(path)
 
     def clear(self) -> None:
-        """Remove every room of the run: what executions a killed leg ran left behind."""
+        """Remove every room of the run: what the sweeper still holds, and what executions a
+        killed leg ran left behind."""
+        self.sweeper.drain()
         with contextlib.suppress(OSError):
             info = os.lstat(self.base)
             if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():

@@ -15,7 +15,9 @@ CLI = sorted((PACKAGE / "cli").glob("*.py"))
 APP = {
     "omg.cli",
     "omg.cli.app",
+    "omg.cli.fastrun",  # `omg run`'s plain command lines, read without typer
     "omg.cli.graph_commands",
+    "omg.cli.guard",  # the one error handler the app and the fast path run commands under
     "omg.cli.job_commands",
     "omg.cli.run_commands",
     "omg.cli.view_commands",
@@ -24,6 +26,7 @@ APP = {
 LEAF_HELPERS = {
     "omg.cli.complete",  # shell completion: run, node and gate ids
     "omg.cli.exits",  # the exit codes
+    "omg.cli.inputs",  # -i name=value and OMG_INPUTS
     "omg.cli.ledger",  # the run's table
     "omg.cli.machine",  # the --format json documents
     "omg.cli.next",  # the next step to run

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,30 @@ def test_a_room_holds_an_empty_home_and_tmpdir_and_goes_with_the_block(tmp_path:
         (room.tmp / "link").symlink_to(tmp_path / "outside")
     assert not room.path.exists()
     assert list(rooms.base.iterdir()) == []
+
+
+def test_rooms_left_behind_are_new_and_empty_each_and_all_gone_once_cleared(
+    tmp_path: Path,
+) -> None:
+    """A shell execution's room is removed behind it (the next node does not wait): still
+    never given to another execution, and none of them, nor the sweeper, outlives ``clear``."""
+    rooms = Rooms.of_run("r1@abc", {"TMPDIR": str(tmp_path)}, gitconfig="[user]\n")
+    made = []
+    for _ in range(20):
+        with rooms.room(behind=True) as room:
+            assert sorted(p.name for p in room.home.iterdir()) == [".gitconfig"]
+            assert list(room.tmp.iterdir()) == []
+            (room.home / ".bashrc").write_text("echo planted")
+            (room.tmp / "secret").write_text("s")
+            made.append(room.path)
+    assert len(set(made)) == 20
+    rooms.clear()
+    assert not rooms.base.exists() and not any(p.exists() for p in made)
+    assert "omg-rooms" not in {t.name for t in threading.enumerate()}
+    with rooms.room(behind=True) as room:  # a cleared run's rooms are made again as before
+        assert sorted(p.name for p in room.home.iterdir()) == [".gitconfig"]
+    rooms.clear()
+    assert not rooms.base.exists()
 
 
 def test_a_room_goes_when_the_execution_raises(tmp_path: Path) -> None:

@@ -1,0 +1,216 @@
+"""`omg run`'s and `omg resume`'s command lines read without typer, so a leg starts sooner.
+
+Only the plain forms are read here (``--option value``, ``--option=value``, the flags, one
+graph path or run id); anything else — ``--help``, ``--dry-run``, ``--format json``, a gate
+decision, ``--fetch``, a number typer would convert or refuse, an option given twice, a value
+that starts with ``-``, shell completion, ``OMG_MAX_MINUTES``/``OMG_MAX_NODES`` set — is left
+to the typer app, which answers it as it always has (``tests/cli/test_fastrun.py`` holds the
+two to the same values).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypedDict
+
+from omg.cli import exits
+from omg.cli.guard import guarded
+
+#: `omg run`'s options taking a value, by each spelling, to the parameter they set.
+VALUED = {
+    "--input": "input",
+    "-i": "input",
+    "--run-id": "run_id",
+    "--runs-dir": "runs_dir",
+    "--concurrency": "concurrency",
+    "-c": "concurrency",
+    "--max-minutes": "max_minutes",
+    "--max-nodes": "max_nodes",
+    "--push": "push",
+    "--base": "base",
+    "--rehearse": "rehearse",
+    "--format": "format",
+}
+FLAGS = {"--no-commit": "no_commit", "--by-node": "by_node"}
+#: Each command read here: its valued options and its flags (`resume` names its run first).
+COMMANDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "run": (VALUED, FLAGS),
+    "resume": (
+        {k: v for k, v in VALUED.items() if v not in ("run_id", "base")},
+        {**FLAGS, "--retry-failed": "retry_failed"},
+    ),
+}
+#: What typer reads from the environment for `omg run` (left to it when set).
+TYPER_ENV = ("OMG_MAX_MINUTES", "OMG_MAX_NODES", "_OMG_COMPLETE")
+_WHOLE = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class LegArgs:
+    """`omg run`'s or `omg resume`'s parameters as the typer command would receive them;
+    ``first``: the graph file (run) or the run id (resume)."""
+
+    command: str
+    first: str
+    inputs: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    runs_dir: Path = Path(".omg/runs")
+    concurrency: int | None = None
+    max_minutes: float | None = None
+    max_nodes: int | None = None
+    push: str | None = None
+    no_commit: bool = False
+    base: str = "HEAD"
+    by_node: bool = False
+    rehearse: Path | None = None
+    retry_failed: bool = False
+
+
+class _LegOptions(TypedDict):
+    """The keywords `cli/runs`' run and resume share."""
+
+    runs_dir: Path
+    concurrency: int | None
+    max_minutes: float | None
+    max_nodes: int | None
+    push: str | None
+    commit: bool
+    by_node: bool
+    rehearse: Path | None
+
+
+class _Unusual(Exception):
+    """A command line for typer to answer."""
+
+
+def parse(args: list[str], env: Mapping[str, str]) -> LegArgs | None:
+    """``args`` (the command's name first) as `omg run` or `omg resume` takes them, or None
+    when typer should answer."""
+    try:
+        return _parse(args, env)
+    except _Unusual:
+        return None
+
+
+def _parse(args: list[str], env: Mapping[str, str]) -> LegArgs:
+    if not args or args[0] not in COMMANDS or any(name in env for name in TYPER_ENV):
+        raise _Unusual
+    valued, flags = COMMANDS[args[0]]
+    first: str | None = None
+    inputs: list[str] = []
+    given: dict[str, str] = {}
+    rest = iter(args[1:])
+    for arg in rest:
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        key = flags.get(arg) or valued.get(name)
+        if key is None and (arg.startswith("-") or first is not None):
+            raise _Unusual
+        if key is None:
+            first = arg
+            continue
+        if arg not in flags and not eq:
+            value = next(rest, "-")
+        if value.startswith("-") or (key in given and key != "input"):
+            raise _Unusual
+        if key == "input":
+            inputs.append(value)
+        else:
+            given[key] = value
+    if first is None or given.get("format", "text") != "text":
+        raise _Unusual
+    rehearse = given.get("rehearse")
+    minutes = given.get("max_minutes")
+    return LegArgs(
+        args[0],
+        first,
+        inputs,
+        run_id=given.get("run_id"),
+        runs_dir=Path(given.get("runs_dir", ".omg/runs")),
+        concurrency=_whole(given.get("concurrency"), 1),
+        max_minutes=None if minutes is None else float(_plain(minutes, _DECIMAL)),
+        max_nodes=_whole(given.get("max_nodes"), 0),
+        push=given.get("push"),
+        no_commit="no_commit" in given,
+        base=given.get("base", "HEAD"),
+        by_node="by_node" in given,
+        rehearse=None if rehearse is None else Path(rehearse),
+        retry_failed="retry_failed" in given,
+    )
+
+
+def _whole(text: str | None, least: int) -> int | None:
+    """A whole number typer would take as the same ``int`` (plain digits, at least ``least``)."""
+    if text is None:
+        return None
+    number = int(_plain(text, _WHOLE))
+    if number < least:
+        raise _Unusual
+    return number
+
+
+def _plain(text: str, form: re.Pattern[str]) -> str:
+    """``text`` when it is a number in ``form``, whose conversion typer cannot differ on."""
+    if not form.fullmatch(text):
+        raise _Unusual
+    return text
+
+
+def run(given: LegArgs) -> None:
+    """The command, under the one error handler; exits as the typer app would (an interrupt
+    130, a closed stdout 1)."""
+    guarded(lambda: sys.exit(_leg(given)), {})
+
+
+def _leg(given: LegArgs) -> int:
+    try:
+        from omg.cli import runs
+        from omg.cli.inputs import parse_inputs
+
+        opts: _LegOptions = {
+            "runs_dir": given.runs_dir,
+            "concurrency": given.concurrency,
+            "max_minutes": given.max_minutes,
+            "max_nodes": given.max_nodes,
+            "push": given.push,
+            "commit": not given.no_commit,
+            "by_node": given.by_node,
+            "rehearse": given.rehearse,
+        }
+        if given.command == "resume":
+            inputs = parse_inputs(given.inputs)
+            return runs.resume(
+                given.first,
+                retry_failed=given.retry_failed,
+                approve=None,
+                reject=None,
+                reason="",
+                by=None,
+                fetch=None,
+                inputs=inputs,
+                **opts,
+            )
+        return runs.run(
+            Path(given.first),
+            parse_inputs(given.inputs),
+            run_id=given.run_id,
+            base=given.base,
+            **opts,
+        )
+    except KeyboardInterrupt:
+        return exits.INTERRUPTED  # as typer ends an interrupted command: without a word
+    except EOFError:
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        for stream in (sys.stdout, sys.stderr):  # nothing more to a closed pipe, at exit too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        return 1
