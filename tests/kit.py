@@ -158,7 +158,6 @@ def omg_in_process(
     exit with and print, without an interpreter's start-up."""
     from omg.cli.app import main
 
-    build_the_cli_once()
     out, err = io.StringIO(), io.StringIO()
     saved_argv, saved_env = sys.argv, dict(os.environ)
     sys.argv = ["omg", *args]
@@ -181,31 +180,6 @@ def omg_in_process(
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["omg", *args], code, out.getvalue(), err.getvalue())
-
-
-_BUILT: list[Any] = []
-
-
-def build_the_cli_once() -> None:
-    """typer turns omg's app into a click command at every call of the entry point, from every
-    command's signature and type hints: ~35 ms of CPU, thousands of times a suite. The command
-    is the same each time (click gives each call a context of its own), so this process
-    builds it once and typer is handed that one for omg's app (any other app is built as
-    typer builds it)."""
-    if _BUILT:
-        return
-    import typer.main
-
-    from omg.cli.app import app
-
-    build = typer.main.get_command
-    command = build(app)
-
-    def get_command(typer_instance: typer.Typer) -> Any:
-        return command if typer_instance is app else build(typer_instance)
-
-    typer.main.get_command = get_command
-    _BUILT.append(command)
 
 
 def omg_call(
@@ -321,7 +295,7 @@ PRELOAD = [
 ]
 _SERVER: list[Any] = []
 #: Set in the server's environment only: the kit, imported there first, builds the CLI's
-#: command (``build_the_cli_once``) before any child is forked, so none builds its own.
+#: command (``omg.cli.app.command``) before any child is forked, so none builds its own.
 SERVER_MARK = "KIT_FORKSERVER"
 
 
@@ -703,4 +677,6 @@ def resume_graph(
 
 
 if os.environ.get(SERVER_MARK):  # imported by the fork server: see ``SERVER_MARK``
-    build_the_cli_once()
+    from omg.cli.app import command
+
+    command()

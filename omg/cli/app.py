@@ -6,7 +6,9 @@ Commands import their modules lazily so `omg lint` (a pre-commit hook) starts fa
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from typing import Annotated
 
 # Plain help and errors: typer's rich extras cost ~150 ms at every start (a pre-commit hook's
@@ -15,6 +17,7 @@ from typing import Annotated
 os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
+import typer.main
 
 from omg.cli import graph_commands, job_commands, run_commands, view_commands
 from omg.cli.guard import guarded
@@ -74,8 +77,16 @@ def _options(
     """Run graphs of agent sessions and shell checks inside git, one leg at a time."""
 
 
+@functools.cache
+def command() -> Callable[..., object]:
+    """omg's click command, built from ``app`` once per process: calling the typer app builds
+    it again from every command's signature, each time (the test kit calls ``main`` thousands
+    of times in one process, and its fork server builds this before any child forks)."""
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     """Console entry point: one error handler for every command."""
     OUTCOME.clear()
     # `python -m omg` too: completion's variable is _OMG_COMPLETE
-    guarded(lambda: app(prog_name="omg"), OUTCOME)
+    guarded(lambda: command()(prog_name="omg"), OUTCOME)
