@@ -44,6 +44,7 @@ from omg.github.env import actions
 from omg.github.event import Dispatch, PullRequest, read_trigger
 from omg.github.markdown import code
 from omg.kinds import JobOutcome
+from omg.records import LegRecord
 
 #: The variable holding the SHA-256 digests (hex, one a line) of the model keys the run job
 #: held: the publish job holds no key, yet refuses a hand-off that carries one.
@@ -148,6 +149,8 @@ def take(
         state = look.run(rid).state
         graph, pr = str(state["graph"].get("name") or "") or None, state.get("pull_request")
     number, head = (pr["number"], pr["head_sha"]) if pr is not None else (None, None)
+    if pr is not None:  # the head the lanes start from, fetched as the run job fetched it
+        ctx.runs.pr_base(ctx.runs.commits(rid).repo, pr)
     checked = verify(artifact, Path.cwd(), _expected(ctx, rid, graph, head))
     if isinstance(checked, Refused):
         _refused(ctx, checked, number, head, graph or rid)
@@ -159,7 +162,18 @@ def take(
     )
     ctx.runs.fetch(rid, replace=True)
     look.refetch(rid)
+    _wait(ctx, rid, look.run(rid).state["legs"])
     return report(ctx, None, rid, number, idle=not checked.moves)
+
+
+def _wait(ctx: JobContext, rid: str, legs: list[LegRecord]) -> None:
+    """The run's wait for the schedule, from the verified record: recorded when its last leg
+    stopped at a limit or a day's cap, cleared once it waits no more (the run job, which
+    writes nothing, left both to this job)."""
+    from omg.leg.caps import post_wait
+
+    commits = ctx.runs.commits(rid)
+    post_wait(commits.repo, ctx.args.push, rid, legs)
 
 
 def _expected(ctx: JobContext, rid: str, graph: str | None, head: str | None) -> Expected:

@@ -109,6 +109,16 @@ def _refs(gh: Repo) -> list[str]:
     return list(pygit2.Repository(str(gh.origin)).references)
 
 
+def rebundle(ran: Job, out: Path, manifest: dict) -> None:
+    """The hand-off in ``out`` written again from the run job's clone as it stands now, with
+    ``manifest``'s publish part: what a run job that lies consistently hands off."""
+    for f in out.iterdir():
+        f.unlink()
+    out.rmdir()
+    plan = Plan(manifest["run_id"], "pr", manifest["leg"], {}, tuple(manifest["base"]))
+    bundle(ran.clone, out, plan, manifest["publish"])
+
+
 def test_a_forged_verdict_between_the_jobs_is_refused_and_nothing_lands(
     github: Make, tmp_path: Path
 ) -> None:
@@ -130,11 +140,7 @@ def test_a_forged_verdict_between_the_jobs_is_refused_and_nothing_lands(
     repo.create_commit(branch, sig, sig, "verdict", build.write(), [tip.id])
     publish = manifest["publish"]
     publish["status"]["state"], publish["status"]["description"] = "success", "passed"
-    for f in out.iterdir():
-        f.unlink()
-    out.rmdir()
-    plan = Plan(rid, "pr", manifest["leg"], {}, tuple(manifest["base"]))
-    bundle(ran.clone, out, plan, publish)
+    rebundle(ran, out, manifest)
     done = publish_job(gh, event, out, rid)
     assert done.rc == 3, done.stderr
     assert "was refused (record)" in done.stderr
@@ -142,3 +148,24 @@ def test_a_forged_verdict_between_the_jobs_is_refused_and_nothing_lands(
     assert [s["state"] for s in gh.api.statuses[head]] == ["failure"]
     body = sticky(gh)
     assert "refused" in body and "passed" not in body.split("refused", 1)[0]
+
+
+def test_the_publish_job_posts_the_comment_and_status_of_the_record_not_the_run_jobs(
+    github: Make, tmp_path: Path
+) -> None:
+    gh, out = github(GATED), tmp_path / "up"
+    head, event, ran = opened(gh, out)
+    rid = ran.outputs["run-id"]
+    # a run job that hands off its honest commits with words of its own to publish
+    manifest = json.loads((out / "manifest.json").read_text())
+    publish = manifest["publish"]
+    publish["comment"]["body"] = "### omg · passed ✅\n\n[Merge now](https://evil.example/)"
+    publish["status"]["state"], publish["status"]["description"] = "success", "all passed"
+    rebundle(ran, out, manifest)
+    done = publish_job(gh, event, out, rid)
+    assert done.rc == 0, done.stderr
+    body = sticky(gh)
+    assert "evil.example" not in body and "Merge now" not in body
+    assert "Ship it?" in body  # the record's: paused at its gate
+    assert [s["state"] for s in gh.api.statuses[head]] == ["pending"]
+    assert "all passed" not in gh.api.statuses[head][-1]["description"]

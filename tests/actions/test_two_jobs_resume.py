@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kit import ScriptedClaude
+
 from .kit import READ_TOKEN, Job, Repo
+from .test_caps import LIMITED, SESSION_LIMIT, waits
 from .test_pr_loop import GATED, opened, replies, sticky
 
 Make = Callable[[str], Repo]
@@ -25,16 +28,17 @@ def two_jobs(
     actor: str = "Codertocat",
     publish_event: dict[str, Any] | None = None,
     run: int = RUN,
+    extra: dict[str, str] | None = None,
 ) -> tuple[Job, Job]:
     """The run job, its hand-off uploaded and downloaded by name in workflow run ``run``, then
     the publish job (on ``publish_event``, when given: what GitHub handed that job)."""
     out, into = tmp / f"up-{run}", tmp / f"down-{run}"
-    ran = gh.run(name, event, token=READ_TOKEN, run_id=run, actor=actor,
+    ran = gh.run(name, event, token=READ_TOKEN, run_id=run, actor=actor, extra=extra,
                  command=("leg", "--hand-off", str(out)))  # fmt: skip
     if out.exists():
         gh.api.upload(run, f"omg-handoff-a{run}", out)
         gh.api.download(run, f"omg-handoff-a{run}", into)
-    done = gh.run(name, publish_event or event, run_id=run, actor=actor,
+    done = gh.run(name, publish_event or event, run_id=run, actor=actor, extra=extra,
                   command=("publish", str(into)))  # fmt: skip
     return ran, done
 
@@ -163,3 +167,29 @@ def test_a_dispatched_decision_in_two_jobs_resumes_the_run(github: Make, tmp_pat
     state = gh.run_state(rid)
     assert state["status"] == "passed" and state["gates"]["ok"]["by"] == "octocat"
     assert "passed" in sticky(gh)
+
+
+def test_a_schedule_in_two_jobs_continues_every_waiting_run_and_clears_its_wait(
+    github: Make, tmp_path: Path
+) -> None:
+    claude = ScriptedClaude(tmp_path / "claude")
+    claude.replies([SESSION_LIMIT, SESSION_LIMIT, {"result": "DONE", "cost": 0.02},
+                    {"result": "DONE", "cost": 0.02}])  # fmt: skip
+    extra = {"OMG_CLAUDE_BIN": str(claude.bin), "OMG_LIMIT_WAIT": "0"}
+    gh = github(LIMITED)
+    rids = []
+    for number in (2, 3):  # each leg in two jobs: the publish job records the wait
+        gh.push_pr(number, {"code.txt": "v1\n"})
+        ran, done = two_jobs(gh, "pull_request", gh.pr_event("opened", number), tmp_path,
+                             run=RUN + number, extra=extra)  # fmt: skip
+        assert done.outputs["next"] == "wait", ran.stderr + done.stderr
+        rids.append(done.outputs["run-id"])
+    assert sorted(waits(gh)) == sorted(rids)
+    ran, done = two_jobs(gh, "schedule", {"schedule": "*/15 * * * *"}, tmp_path, extra=extra)
+    assert ran.rc == 0 and done.rc == 0, ran.stderr + done.stderr
+    # one hand-off per run, in a folder of the artifact each
+    assert sorted(p.name for p in (tmp_path / f"up-{RUN}").iterdir()) == sorted(rids)
+    for rid in rids:
+        assert gh.run_state(rid)["status"] == "passed"
+        assert [leg["reason"] for leg in gh.run_state(rid)["legs"]] == ["limit", None]
+    assert waits(gh) == [] and len(claude.calls()) == 4
