@@ -74,8 +74,9 @@ def test_the_review_workflows_check_out_the_base_the_pr_targets(
     made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
     for text in (ROOT / ".github/workflows/omg-review.yml", doc_workflows["omg-review.yml"], made):
         doc = load(text)
-        checkouts = [s for s in steps(doc) if s["uses"].startswith("actions/checkout@")]
-        assert len(checkouts) == len(doc["jobs"])  # each job: the run job's, the publish job's
+        checkouts = [s for s in steps(doc) if s.get("uses", "").startswith("actions/checkout@")]
+        # each job with a checkout: the run job's, the publish job's (the keys job has none)
+        assert len(checkouts) == len(doc["jobs"]) - 1
         for checkout in checkouts:
             assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
 
@@ -219,7 +220,8 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
     assert group["cancel-in-progress"] is False and "omg-" in group["group"]
     # a leg split in two: the run job reads, the publish job writes
     assert doc["jobs"]["run"]["permissions"] == {"contents": "read"}
-    assert doc["jobs"]["publish"]["needs"] == "run"
+    assert doc["jobs"]["publish"]["needs"] == ["run", "keys"]
+    assert doc["jobs"]["keys"]["permissions"] == {}  # it hashes the keys, and may do no more
     writes = {"contents": "write", "pull-requests": "write", "actions": "write",
               "statuses": "write"}  # fmt: skip
     if name == "omg-resume.yml":  # it answers /omg comments, which are the issue's
@@ -329,10 +331,11 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     declared = "".join((ROOT / "omg" / "cli" / f).read_text() for f in LEG_OPTIONS)
     for var in env:
         # the runners read OMG_CLAUDE_BIN and OMG_CODEX_BIN; the action's own step OMG_FANOUT
-        # and the action's own steps OMG_JOB (which command) and OMG_HANDOFF_NAME
+        # and the action's own steps OMG_JOB (which command) and OMG_HANDOFF_NAME; the publish
+        # job reads OMG_SECRET_DIGESTS (ci/publish)
         skipped = (
             "OMG_VENV", "OMG_CLAUDE_BIN", "OMG_CODEX_BIN", "OMG_FANOUT", "OMG_JOB",
-            "OMG_HANDOFF_NAME",
+            "OMG_HANDOFF_NAME", "OMG_SECRET_DIGESTS",
         )  # fmt: skip
         if var.startswith("OMG_") and var not in skipped:
             assert var in declared, f"omg ignores {var}"
