@@ -35,14 +35,24 @@ def run_job(gh: Repo, event: dict, out: Path) -> Job:
 
 
 def publish_job(
-    gh: Repo, event: dict, out: Path, rid: str, *, attempt: int = 1, digests: str = ""
+    gh: Repo,
+    event: dict,
+    out: Path,
+    rid: str,
+    *,
+    attempt: int = 1,
+    digests: str = "",
+    tamper: Callable[[Path], None] | None = None,
 ) -> Job:
-    """The artifact ``out`` up and down by name in the workflow run, then the publish job
-    (given the keys job's ``digests``, as the shipped workflows give it)."""
+    """The artifact ``out`` up and down by name in the workflow run (``tamper`` at the
+    download, when given), then the publish job (given the keys job's ``digests``, as the
+    shipped workflows give it)."""
     name = f"omg-handoff-{rid}-a{attempt}"
     into = out.parent / f"{out.name}-downloaded-{attempt}"
     gh.api.upload(RUN, name, out)
     gh.api.download(RUN, name, into)
+    if tamper is not None:
+        tamper(into)
     extra = {"OMG_SECRET_DIGESTS": digests}
     command = ("publish", str(into))
     return gh.run("pull_request", event, run_id=RUN, attempt=attempt, command=command, extra=extra)
