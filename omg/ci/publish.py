@@ -1,13 +1,12 @@
-"""A leg split in two jobs. The run job's end (`hand_off`, `omg leg --hand-off DIR`): the leg's
-commits bundled for the next job. The publish job (`omg publish DIR`): it runs no node and no
-code of the pull request; it plans the trigger itself — a comment's author and their permission
-checked anew, a dispatch's actor, a schedule's waiting runs — and does what runs no node (a
-reply, a refusal and its record, a `/omg status`, a supersede, a cleared wait) on its own. For a
-leg it asks the remote where the run's refs stand, verifies the run job's hand-off against that
-(`handoff.verify`), pushes it, and then tells GitHub how the run stands from the verified record
-(the sticky comment, the status, the next leg's dispatch): the run job's words are never sent.
-A refused hand-off lands nothing: a failure status and a comment say why, and the job is
-refused."""
+"""The publish job of a leg split in two jobs (`omg publish DIR`; the run job's end is
+`runjob`): it runs no node and no code of the pull request; it plans the trigger itself — a
+comment's author and their permission checked anew, a dispatch's actor, a schedule's waiting
+runs — and does what runs no node (a reply, a refusal and its record, a `/omg status`, a
+supersede, a cleared wait) on its own. For a leg it asks the remote where the run's refs stand,
+verifies the run job's hand-off against that (`handoff.verify`), pushes it, and then tells
+GitHub how the run stands from the verified record (the sticky comment, the status, the next
+leg's dispatch): the run job's words are never sent. A refused hand-off lands nothing: a
+failure status and a comment say why, and the job is refused."""
 
 from __future__ import annotations
 
@@ -32,11 +31,10 @@ from omg.ci.actions import (
     Supersede,
 )
 from omg.ci.context import JobContext, LegArgs, Say
-from omg.ci.handoff import Canaries, Expected, Plan, Publish, Refused, apply, bundle, verify
+from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
 from omg.ci.handoff.manifest import MANIFEST
-from omg.ci.job import plan
 from omg.ci.look import Look
-from omg.ci.publisher import Recorder
+from omg.ci.planners import plan
 from omg.ci.report_md import marker
 from omg.errors import OmgError, StateError, UsageError
 from omg.github.commitstatus import context
@@ -217,42 +215,3 @@ def _refused(
         f"of it was pushed or published. [The workflow run]({ctx.gh.run_url})\n"
     )
     ctx.api.upsert_comment(number, m, body)
-
-
-def hand_off(ctx: JobContext, out: Path) -> str:
-    """Bundle the runs this job reported on into ``out`` — into ``out`` itself for one run (a
-    pull request's, a comment's or a dispatch's leg), into ``out/<run id>`` each when there are
-    several (a schedule's job continues every run whose wait is over): each run's commits (and
-    its lanes') down to where the remote holds them; what was handed off, in a line ('' when the
-    job reported on no run: nothing is written)."""
-    from omg.ci.handoff import nothing
-
-    rids = list(dict.fromkeys(ctx.reported))
-    if not rids:
-        return ""
-    assert isinstance(ctx.api, Recorder)  # the run job's GitHub records its writes
-    said = []
-    for rid in rids:
-        publish = ctx.api.publish if rid == rids[-1] else nothing()
-        said.append(_bundle(ctx, rid, out if len(rids) == 1 else out / rid, publish))
-    return "; ".join(said)
-
-
-def _bundle(ctx: JobContext, rid: str, out: Path, publish: Publish) -> str:
-    from omg.git.pack import head_commit, remote_run_refs
-    from omg.leg.run import open_run
-
-    state = open_run(ctx.args.runs_dir, rid).state
-    root = Path.cwd()
-    olds: dict[str, str | None] = dict(remote_run_refs(root, ctx.args.push, rid, ctx.runs.tokens))
-    base = [head_commit(root)]
-    pr = state.get("pull_request")
-    if pr is not None:
-        base.append(pr["head_sha"])
-    publish["notes"] = list(ctx.runs.noted.get(rid, []))
-    plan = Plan(rid, str(state["graph"].get("name") or ""), len(state["legs"]), olds, tuple(base))
-    manifest = bundle(root, out, plan, publish)
-    return (
-        f"run {rid} leg {plan.leg} handed off to {out}: {len(manifest['refs'])} refs, "
-        f"{manifest['pack']['objects']} objects, {manifest['pack']['bytes']:,} bytes"
-    )
