@@ -33,6 +33,7 @@ from omg.ci.actions import (
 from omg.ci.context import JobContext, LegArgs, Say
 from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
 from omg.ci.handoff.manifest import MANIFEST
+from omg.ci.handoff.trees import Ruling
 from omg.ci.look import Look
 from omg.ci.planners import plan
 from omg.ci.report_md import marker
@@ -141,15 +142,20 @@ def take(
         ctx.note(f"the run job handed off no leg of run {rid}: nothing of it to publish")
         return "clean"
     graph: str | None
+    seq, decisions = 0, tuple[Ruling, ...]()
     if isinstance(a, Start):
         graph, pr = a.graph.name, a.pr
     else:
         state = look.run(rid).state
         graph, pr = str(state["graph"].get("name") or "") or None, state.get("pull_request")
+        seq = state["seq"]
+        d = a.decision if isinstance(a, Resume) else None
+        decisions = ((d.gate, d.approve, d.by, d.reason),) if d is not None else ()
     number, head = (pr["number"], pr["head_sha"]) if pr is not None else (None, None)
     if pr is not None:  # the head the lanes start from, fetched as the run job fetched it
         ctx.runs.pr_base(ctx.runs.commits(rid).repo, pr)
-    checked = verify(artifact, Path.cwd(), _expected(ctx, rid, graph, head))
+    expected = replace(_expected(ctx, rid, graph, head), seq=seq, decisions=decisions)
+    checked = verify(artifact, Path.cwd(), expected)
     if isinstance(checked, Refused):
         _refused(ctx, checked, number, head, graph or rid)
         raise HandoffRefused(checked.message)

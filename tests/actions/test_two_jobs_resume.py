@@ -193,3 +193,21 @@ def test_a_schedule_in_two_jobs_continues_every_waiting_run_and_clears_its_wait(
         assert gh.run_state(rid)["status"] == "passed"
         assert [leg["reason"] for leg in gh.run_state(rid)["legs"]] == ["limit", None]
     assert waits(gh) == [] and len(claude.calls()) == 4
+
+
+def test_a_gate_decision_the_publish_job_did_not_judge_is_refused_and_nothing_lands(
+    github: Make, tmp_path: Path
+) -> None:
+    gh = github(GATED)
+    rid, ref = opened(gh)
+    before = gh.run_head(rid)
+    # the run job's leg approves the gate; the publish job's trigger asks a retry, which
+    # decides no gate: an approval in the record is one no person's command made
+    approve = gh.comment_event(2, f"/omg approve ok @{ref[:7]}", "octocat", "MEMBER")
+    retry = gh.comment_event(2, "/omg retry", "octocat", "MEMBER")
+    ran, done = two_jobs(gh, "issue_comment", approve, tmp_path, publish_event=retry)
+    assert ran.rc == 0 and ran.outputs["status"] == "passed", ran.stderr
+    assert done.rc == 3 and "was refused (record)" in done.stderr, done.stderr
+    assert "approval of gate 'ok' by 'octocat'" in done.stderr
+    assert gh.run_head(rid) == before and gh.run_state(rid)["paused_at"] == "ok"
+    assert gh.api.statuses[gh.heads[2]][-1]["state"] == "failure"
