@@ -67,7 +67,8 @@ def test_an_approve_comment_in_two_jobs_lands_the_record_one_job_lands(
             ran, done = two_jobs(gh, "issue_comment", approve, tmp_path, actor="octocat")
             assert ran.rc == 0 and done.rc == 0, ran.stderr + done.stderr
             assert "pushed 2 refs" in done.stderr  # the run job wrote nothing: publish did
-            print(f"\nthe publish job of a comment leg: {done.seconds:.2f}s")
+            size = sum(f.stat().st_size for f in (tmp_path / f"up-{RUN}").iterdir())
+            print(f"\ncomment leg: publish job {done.seconds:.2f}s, artifact {size:,} bytes")
         else:
             done = gh.run("issue_comment", approve, actor="octocat")
             assert done.rc == 0, done.stderr
