@@ -1,8 +1,9 @@
 """The GitHub Actions job: read the trigger → plan (pure) → act → report.
 
 `job` is the front door (`omg leg`, and a fan-out wave's `omg leg --node` / `--fold`): it
-reads the trigger (`github/event`) and hands it to the planner of its kind — `pull_request`,
-`comment` (a `/omg` command: who may, and what it does to the run as it stands — admission),
+reads the trigger (`github/event`) and hands it (`planners`) to the planner of its kind —
+`pull_request`, `comment` (a `/omg` command: who may, and what it does to the run as it stands
+— admission),
 `dispatch`, `schedule`, `fanout`. A planner is pure: it asks `facts` its questions (`look`
 answers them from the checkout, the remote and GitHub, when asked) and returns an action
 (`actions`: a closed set of frozen values — Skip, Reply, Refuse, Resume, ApproveSpend, Start,
@@ -26,10 +27,11 @@ run job bundles its new commits and what it would publish, the publish job verif
 before anything is written, then pushes. A leg split in two jobs: in the run job (`omg leg
 --hand-off DIR`, read-only token) `publisher` is the job's GitHub — it reads, and records the
 comment, status and dispatch it would send into the hand-off — and its leg pushes nothing;
-`publish` holds both ends: the run job's `hand_off` (the bundle) and the publish job (`omg
-publish DIR`: the trigger planned anew, the run's refs asked of the remote, `handoff.verify`,
-then `apply` and the verified comment, status, dispatch and notes sent; a refusal lands
-nothing and says why on the pull request).
+`runjob` is the run job's end (`hand_off`: one bundle per run it reported on); `publish` the
+publish job (`omg publish DIR`): the trigger planned anew, what runs no node done on its own
+(`act`), and for a leg the run's refs asked of the remote, `handoff.verify`, then `apply`, and
+GitHub told how the run stands from the verified record; a refusal lands nothing and says why
+on the pull request.
 
 `ci/` sits between `cli/` and `leg/`, and is the only package besides `cli/` that imports
 `github/`.

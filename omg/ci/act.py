@@ -81,7 +81,7 @@ def act(ctx: JobContext, look: Look, a: Action) -> JobOutcome:
             run = look.run(a.run_id) if look.found(a.run_id) else None
             return act(ctx, look, pull_request.next_leg(a, run))
         case Supersede():
-            _supersede(ctx, look, a.run_id, a.head)
+            supersede(ctx, look, a.run_id, a.head)
             return act(ctx, look, a.then)
         case ContinueWaits():
             return _continue_waits(ctx, look, a)
@@ -128,13 +128,15 @@ def report(
     to: To | None = None,
     *,
     held: str = "",
+    idle: bool | None = None,
 ) -> JobOutcome:
-    """Tell GitHub how the run stands (``reporting``), answer ``to`` with it, and end."""
+    """Tell GitHub how the run stands (``reporting``), answer ``to`` with it, and end.
+    ``idle``: whether this job ran no leg of it (None: as ``end`` says)."""
     run_id = end.run_id if end is not None else rid
     if run_id is None:  # a leg that lost its race before the run existed anywhere
         return reporting.skip(ctx, " ".join(ctx.notes) or "nothing ran", quiet=False)
     ctx.reported.append(run_id)
-    told = reporting.prepare(ctx, end, run_id, number, held)
+    told = reporting.prepare(ctx, end, run_id, number, held, idle=idle)
     try:
         reporting.tell(ctx, told)
         if number is not None and to is not None:
@@ -242,7 +244,7 @@ def _refuse_decision(ctx: JobContext, look: Look, a: RefuseDecision) -> JobOutco
     raise StateError(f"decision refused: {a.why}")
 
 
-def _supersede(ctx: JobContext, look: Look, old: str, new_head: str) -> None:
+def supersede(ctx: JobContext, look: Look, old: str, new_head: str) -> None:
     """The old head's run stops counting, so no decision on it lands: recorded on its branch
     when it is at rest, else as a note the leg running it folds in at its end."""
     from omg.leg.notes import on_branch

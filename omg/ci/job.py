@@ -7,31 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from omg.ci import comment, dispatch, fanout, pull_request, schedule
+from omg.ci import dispatch, fanout
 from omg.ci.act import act
-from omg.ci.actions import Action, Skip
 from omg.ci.context import JobContext, LegArgs, Say
-from omg.ci.facts import Facts
 from omg.ci.look import Look
+from omg.ci.planners import plan
 from omg.errors import UsageError
 from omg.github.env import actions
-from omg.github.event import Comment, Dispatch, Other, PullRequest, Schedule, Trigger, read_trigger
+from omg.github.event import Dispatch, PullRequest, read_trigger
 from omg.kinds import JobOutcome
-
-
-def plan(trigger: Trigger, facts: Facts) -> Action:
-    """What ``trigger`` asks of omg: the planner of its kind."""
-    match trigger:
-        case PullRequest():
-            return pull_request.plan(trigger, facts)
-        case Comment():
-            return comment.plan(trigger, facts)
-        case Dispatch():
-            return dispatch.plan(trigger, facts)
-        case Schedule():
-            return schedule.plan(trigger, facts)
-        case Other():
-            return Skip(f"omg has nothing to do on a {trigger.name} event", quiet=False)
 
 
 def leg(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> JobOutcome:
@@ -45,7 +29,7 @@ def leg(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> J
     look = Look(ctx)
     outcome = act(ctx, look, plan(trigger, look))
     if args.hand_off is not None:  # the run job: its writes go to the publish job
-        from omg.ci.publish import hand_off
+        from omg.ci.runjob import hand_off
 
         ctx.say(f"omg: {hand_off(ctx, args.hand_off) or 'no run reported: nothing handed off'}")
     return outcome

@@ -1,31 +1,49 @@
-"""A leg split in two jobs. The run job's end (`hand_off`, `omg leg --hand-off DIR`): the leg's
-commits and what it would have published (``publisher``) bundled for the next job. The publish
-job (`omg publish DIR`): it runs no node and no code of the pull request; it plans the trigger
-itself, asks the remote where the run's refs stand, verifies the run job's hand-off against
-that (`handoff.verify`), and only then pushes the run and sends what the leg wanted published —
-each part checked against what this job expects. A refused hand-off lands nothing: a failure
-status and a comment say why, and the job is refused."""
+"""The publish job of a leg split in two jobs (`omg publish DIR`; the run job's end is
+`runjob`): it runs no node and no code of the pull request; it plans the trigger itself — a
+comment's author and their permission checked anew, a dispatch's actor, a schedule's waiting
+runs — and does what runs no node (a reply, a refusal and its record, a `/omg status`, a
+supersede, a cleared wait) on its own. For a leg it asks the remote where the run's refs stand,
+verifies the run job's hand-off against that (`handoff.verify`), pushes it, and then tells
+GitHub how the run stands from the verified record (the sticky comment, the status, the next
+leg's dispatch): the run job's words are never sent. A refused hand-off lands nothing: a
+failure status and a comment say why, and the job is refused."""
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
-from omg.ci.actions import Action, Leg, Supersede
+from omg.ci import comment, dispatch, pull_request, schedule
+from omg.ci.act import act, report, supersede, worst
+from omg.ci.actions import (
+    Action,
+    Apply,
+    ApproveSpend,
+    ContinueWaits,
+    Fold,
+    Leg,
+    Resume,
+    RunEntry,
+    Start,
+    Supersede,
+)
 from omg.ci.context import JobContext, LegArgs, Say
-from omg.ci.handoff import Canaries, Expected, Plan, Publish, Refused, apply, bundle, verify
+from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
+from omg.ci.handoff.manifest import MANIFEST
+from omg.ci.handoff.trees import Ruling
 from omg.ci.look import Look
-from omg.ci.publisher import Recorder
+from omg.ci.planners import plan
 from omg.ci.report_md import marker
-from omg.errors import StateError, UsageError
+from omg.errors import OmgError, StateError, UsageError
 from omg.github.commitstatus import context
 from omg.github.env import actions
-from omg.github.event import PullRequest, read_trigger
+from omg.github.event import Dispatch, PullRequest, read_trigger
 from omg.github.markdown import code
 from omg.kinds import JobOutcome
-from omg.state.events import EventFields
+from omg.records import LegRecord
 
 #: The variable holding the SHA-256 digests (hex, one a line) of the model keys the run job
 #: held: the publish job holds no key, yet refuses a hand-off that carries one.
@@ -39,79 +57,163 @@ class HandoffRefused(StateError):
 def publish(
     artifact: Path, args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say
 ) -> JobOutcome:
-    """`omg publish DIR`: verify the hand-off in ``artifact``, then push and publish it."""
+    """`omg publish DIR`: plan the trigger, do what runs no node, and take each leg the plan
+    runs from the hand-off in ``artifact`` once verified."""
     ctx = JobContext.of(actions(environ), args, environ, say, annotate)
     trigger = read_trigger(ctx.gh.event_name, ctx.gh.event_path)
-    if not isinstance(trigger, PullRequest):
-        raise UsageError(
-            f"omg publish takes a pull_request leg's hand-off; a {ctx.gh.event_name} leg runs "
-            "in one job (the action's `job: both`)"
-        )
-    if not artifact.exists() or (artifact.is_dir() and not any(artifact.iterdir())):
-        say("omg: the run job handed nothing off (it ran no leg): nothing to publish")
+    if isinstance(trigger, PullRequest):
+        ctx = replace(ctx, default_branch=trigger.default_branch)
+    if isinstance(trigger, Dispatch):
+        ctx = replace(ctx, args=dispatch.args(trigger, ctx.args))
+    look = Look(ctx)
+    return carry(ctx, look, plan(trigger, look), handoffs(artifact))
+
+
+def handoffs(artifact: Path) -> dict[str, Path]:
+    """The hand-offs in ``artifact``, by run id: the directory itself when it holds one run's
+    (its manifest.json), else each folder of it, named by its run (a schedule's job continues
+    several); none when it is absent or empty. Each is verified before it is read further."""
+    try:
+        if not stat.S_ISDIR(os.lstat(artifact).st_mode):
+            return {"": artifact}  # refused as no directory by the check, when a leg takes it
+        names = sorted(os.listdir(artifact))
+    except FileNotFoundError:
+        return {}
+    if not names:
+        return {}
+    if MANIFEST in names:
+        return {"*": artifact}
+    return {name: artifact / name for name in names}
+
+
+def carry(ctx: JobContext, look: Look, a: Action, found: dict[str, Path]) -> JobOutcome:
+    """Do ``a`` as the publish job may: what runs no node itself, a leg from its hand-off."""
+    match a:
+        case Leg():
+            run = look.run(a.run_id) if look.found(a.run_id) else None
+            return carry(ctx, look, pull_request.next_leg(a, run), found)
+        case Supersede():
+            supersede(ctx, look, a.run_id, a.head)
+            return carry(ctx, look, a.then, found)
+        case Apply():
+            run = look.run(a.run_id)
+            decided = comment.decide(
+                a, run.state, carrier=ctx.carrier(run.state),
+                state_at=lambda ref: look.state_at(a.run_id, ref),
+                progress=lambda: look.progress(a.run_id),
+                recorded=lambda command: look.recorded(a.run_id, "run_started", command),
+            )  # fmt: skip
+            return carry(ctx, look, decided, found)
+        case Start() | Resume() | ApproveSpend():
+            return take(ctx, look, a, found)
+        case ContinueWaits():
+            return _continue_waits(ctx, look, a, found)
+        case RunEntry() | Fold():
+            raise UsageError("a fan-out wave's jobs run in one job each: omg publish takes none")
+    return act(ctx, look, a)  # runs no node: a reply, a refusal, a report, a skip
+
+
+def _continue_waits(
+    ctx: JobContext, look: Look, a: ContinueWaits, found: dict[str, Path]
+) -> JobOutcome:
+    """Each run whose wait is over, as the run job continued it; one refused hand-off holds
+    no other back. The damaged waits the run job named, it named (nothing is written)."""
+    outcome: JobOutcome = "failed" if a.damaged else "clean"
+    for rid in a.due:
+        try:
+            run = look.run(rid) if look.found(rid) else None
+            outcome = worst(outcome, carry(ctx, look, schedule.waiting(rid, run, ctx.args.push),
+                                           found))  # fmt: skip
+        except OmgError as exc:
+            ctx.say(f"omg: run {rid!r} was not published: {exc}")
+            outcome = "failed"
+        ctx.notes.clear()
+    return outcome
+
+
+def take(
+    ctx: JobContext, look: Look, a: Start | Resume | ApproveSpend, found: dict[str, Path]
+) -> JobOutcome:
+    """The leg ``a`` plans, from the run job's hand-off: verified against this job's plan, then
+    pushed; GitHub told how the run stands from the record that landed."""
+    rid = a.run_id
+    artifact = found.get(rid) or found.get("*") or found.get("")
+    if artifact is None:
+        ctx.note(f"the run job handed off no leg of run {rid}: nothing of it to publish")
         return "clean"
-    ctx = replace(ctx, default_branch=trigger.default_branch)
-    leg = _leg(_planned(ctx, trigger))
-    expected = _expected(ctx, leg, trigger.head_sha)
-    found = verify(artifact, Path.cwd(), expected)
-    graph = leg.start.graph.name
-    if isinstance(found, Refused):
-        _refused(ctx, found, trigger.number, trigger.head_sha, graph)
-        raise HandoffRefused(found.message)
-    apply(found, args.push, ctx.runs.tokens)
-    say(
-        f"omg: run {found.run_id} leg {found.leg}: pushed {len(found.moves)} refs "
-        f"({found.objects} objects, {found.pack_bytes:,} bytes)"
+    graph: str | None
+    seq, decisions = 0, tuple[Ruling, ...]()
+    if isinstance(a, Start):
+        graph, pr = a.graph.name, a.pr
+    else:
+        state = look.run(rid).state
+        graph, pr = str(state["graph"].get("name") or "") or None, state.get("pull_request")
+        seq = state["seq"]
+        d = a.decision if isinstance(a, Resume) else None
+        decisions = ((d.gate, d.approve, d.by, d.reason),) if d is not None else ()
+    number, head = (pr["number"], pr["head_sha"]) if pr is not None else (None, None)
+    if pr is not None:  # the head the lanes start from, fetched as the run job fetched it
+        ctx.runs.pr_base(ctx.runs.commits(rid).repo, pr)
+    expected = replace(_expected(ctx, rid, graph, head), seq=seq, decisions=decisions)
+    checked = verify(artifact, Path.cwd(), expected)
+    if isinstance(checked, Refused):
+        _refused(ctx, checked, number, head, graph or rid)
+        raise HandoffRefused(checked.message)
+    apply(checked, ctx.args.push, ctx.runs.tokens)
+    ctx.say(
+        f"omg: run {checked.run_id} leg {checked.leg}: pushed {len(checked.moves)} refs "
+        f"({checked.objects} objects, {checked.pack_bytes:,} bytes)"
     )
-    _send(ctx, found.publish, found.run_id, trigger.number, graph)
-    return "clean"
+    ctx.runs.fetch(rid, replace=True)
+    look.refetch(rid)
+    _wait(ctx, rid, look.run(rid).state["legs"])
+    return report(ctx, None, rid, number, idle=not checked.moves)
 
 
-def _planned(ctx: JobContext, trigger: PullRequest) -> Action:
-    from omg.ci import pull_request
+def _wait(ctx: JobContext, rid: str, legs: list[LegRecord]) -> None:
+    """The run's wait for the schedule, from the verified record: recorded when its last leg
+    stopped at a limit or a day's cap, cleared once it waits no more (the run job, which
+    writes nothing, left both to this job)."""
+    from omg.leg.caps import post_wait
 
-    return pull_request.plan(trigger, Look(ctx))
-
-
-def _leg(a: Action) -> Leg:
-    """The leg the trigger plans (through a supersede of the previous head's run)."""
-    if isinstance(a, Supersede):
-        a = a.then
-    if not isinstance(a, Leg):
-        raise HandoffRefused(
-            f"this event plans no leg ({type(a).__name__}), so no hand-off is taken from it"
-        )
-    return a
+    commits = ctx.runs.commits(rid)
+    post_wait(commits.repo, ctx.args.push, rid, legs)
 
 
-def _expected(ctx: JobContext, leg: Leg, head: str) -> Expected:
-    """What this job planned, from its own view: the trigger's run and head, the refs as the
-    remote holds them, the checkout, the workflow a leg may dispatch, the job's secrets."""
+def _expected(ctx: JobContext, rid: str, graph: str | None, head: str | None) -> Expected:
+    """What this job planned, from its own view: the run and head, the refs as the remote
+    holds them, the checkout, the workflow a leg may dispatch, the job's secrets."""
     from omg.git.pack import head_commit, remote_run_refs
 
-    rid, root = leg.run_id, Path.cwd()
+    root = Path.cwd()
     refs = remote_run_refs(root, ctx.args.push, rid, ctx.runs.tokens)
     workflow = ctx.args.dispatch_workflow or ctx.gh.workflow_file
     values = [value for _, value, _ in ctx.runs.tokens]
     digests = ctx.environ.get(DIGESTS, "").split()
     return Expected(
         run_id=rid,
-        graph=leg.start.graph.name,
+        graph=graph,
         refs=dict(refs),
-        base=(head_commit(root), head),
+        base=(head_commit(root), *((head,) if head else ())),
         head=head,
         workflows=frozenset({workflow} if workflow else ()),
         canaries=Canaries.of(values, digests),
     )
 
 
-def _refused(ctx: JobContext, refused: Refused, number: int, head: str, graph: str) -> None:
-    """A clear failure on the pull request: its head's status, and the sticky comment."""
+def _refused(
+    ctx: JobContext, refused: Refused, number: int | None, head: str | None, graph: str
+) -> None:
+    """A clear failure: in the log, and on a pull request its head's status and the sticky
+    comment."""
     ctx.say(f"omg: {refused.message}")
-    ctx.api.set_status(
-        head, context(graph), "failure", f"the leg's output was refused ({refused.reason})",
-        ctx.gh.run_url,
-    )  # fmt: skip
+    if head is not None:
+        ctx.api.set_status(
+            head, context(graph), "failure", f"the leg's output was refused ({refused.reason})",
+            ctx.gh.run_url,
+        )  # fmt: skip
+    if number is None:
+        return
     m = marker(number, graph)
     body = (
         f"{m}\n### omg · the leg's output was refused\n\nThe publish job refused what the run "
@@ -119,54 +221,3 @@ def _refused(ctx: JobContext, refused: Refused, number: int, head: str, graph: s
         f"of it was pushed or published. [The workflow run]({ctx.gh.run_url})\n"
     )
     ctx.api.upsert_comment(number, m, body)
-
-
-def _send(ctx: JobContext, p: Publish, rid: str, number: int, graph: str) -> None:
-    """The verified leg's comment, status, dispatch and notes (verify held each to the plan)."""
-    if p["comment"] is not None:
-        m = marker(number, graph)
-        body = p["comment"]["body"]
-        ctx.api.upsert_comment(number, m, body if body.startswith(m) else f"{m}\n{body}")
-    if p["status"] is not None:
-        s = p["status"]
-        ctx.api.set_status(s["sha"], s["context"], s["state"], s["description"], ctx.gh.run_url)
-    sent: dict[str, str] = {}
-    if p["dispatch"] is not None:
-        d = p["dispatch"]
-        sent = ctx.api.dispatch(d["workflow"], d["ref"], d["inputs"], title=rid)
-    if p["notes"]:
-        ctx.runs.fetch(rid, replace=True)
-    for n in p["notes"]:
-        fields = {**n["fields"], **sent} if n["event"] == "leg_dispatched" else n["fields"]
-        # a note is checked as it is written: one the run could not fold back in is refused
-        ctx.runs.note(rid, n["event"], cast(EventFields, fields), n["event"], n["id"])
-
-
-def hand_off(ctx: JobContext, out: Path) -> str:
-    """Bundle the run this job reported on last into ``out``: its commits (and its lanes')
-    down to where the remote holds them, and what the job would have published; what was
-    handed off, in a line ('' when the job reported on no run: nothing is written)."""
-    from omg.git.pack import head_commit, remote_run_refs
-    from omg.leg.run import open_run
-
-    if not ctx.reported:
-        return ""
-    rid = ctx.reported[-1]
-    state = open_run(ctx.args.runs_dir, rid).state
-    root = Path.cwd()
-    olds: dict[str, str | None] = dict(remote_run_refs(root, ctx.args.push, rid, ctx.runs.tokens))
-    base = [head_commit(root)]
-    pr = state.get("pull_request")
-    if pr is not None:
-        base.append(pr["head_sha"])
-    assert isinstance(ctx.api, Recorder)  # the run job's GitHub records its writes
-    publish = ctx.api.publish
-    publish["notes"] = list(ctx.runs.noted.get(rid, []))
-    for other in sorted(set(ctx.runs.noted) - {rid}):  # a hand-off carries its own run alone
-        ctx.say(f"omg: warning: the notes on run {other} were not handed off (one run a leg)")
-    plan = Plan(rid, str(state["graph"].get("name") or ""), len(state["legs"]), olds, tuple(base))
-    manifest = bundle(root, out, plan, publish)
-    return (
-        f"run {rid} leg {plan.leg} handed off to {out}: {len(manifest['refs'])} refs, "
-        f"{manifest['pack']['objects']} objects, {manifest['pack']['bytes']:,} bytes"
-    )

@@ -1,6 +1,7 @@
 """The run job's publisher: its GitHub reads as ever, and every write this job would make — the
 sticky comment, the commit status, the next leg's dispatch — is recorded into the hand-off's
-``Publish`` instead, for the publish job to send once it has verified the leg's record."""
+``Publish`` instead (the run job's word: the publish job checks it, yet sends what it renders
+from the verified record and its own plan); a reply to a comment is not even recorded."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ class Recorder(GitHub):
     def post_once(
         self, number: int, marker: str, body: str, *, quiet: Quiet | None = None
     ) -> int | None:
-        raise UsageError(
-            "a leg split in two jobs cannot answer a comment yet: run comment legs in one job "
-            "(the action's `job: both`)"
-        )
+        """Nothing is posted: the publish job answers the comment from its own plan (this job's
+        answer is never sent). The comment already answered is found as ever (a read)."""
+        found = self.find_comment(number, marker)
+        return int(found["id"]) if found is not None else 0
 
     def set_status(
         self, sha: str, context: str, state: str, description: str, target_url: str

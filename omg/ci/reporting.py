@@ -106,9 +106,17 @@ def situation(ctx: JobContext, run: Run, env: Environment, held: str = "") -> Si
 
 
 def prepare(
-    ctx: JobContext, end: LegEnd | None, run_id: str, number: int | None, held: str = ""
+    ctx: JobContext,
+    end: LegEnd | None,
+    run_id: str,
+    number: int | None,
+    held: str = "",
+    *,
+    idle: bool | None = None,
 ) -> Report:
-    """Run ``run_id`` as the leg left it, with what was noted since, and how it stands."""
+    """Run ``run_id`` as the leg left it, with what was noted since, and how it stands;
+    ``idle``: whether this job ran no leg of it (None: as ``end`` says — a publish job, which
+    runs none, tells for the leg it verified)."""
     from omg.leg.start import leg_mask
 
     run = open_run(ctx.args.runs_dir, run_id)
@@ -125,7 +133,8 @@ def prepare(
         "cost-usd": f"{run.state['cost_usd']:.4f}",
         "state-ref": sit.state_ref,
     }
-    idle = end is None or end.result is None
+    if idle is None:
+        idle = end is None or end.result is None
     return Report(run, graph, events, env, mask, sit, values, number, idle)
 
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from omg.ci import OnSchedule
     from omg.leg.caps import SpendCaps
 
-#: `omg leg`'s and `omg publish`'s options: the graph, the remote, the next leg's workflow.
+#: `omg leg`'s and `omg publish`'s options: the graph, the remote, the next leg's workflow,
+#: the run, what a schedule does.
 GraphFile = Annotated[
     Path | None,
     typer.Option("--graph", envvar="OMG_GRAPH", help="The graph file (PR events need it)."),
@@ -41,6 +42,20 @@ DispatchTo = Annotated[
         "--dispatch-workflow",
         envvar="OMG_DISPATCH_WORKFLOW",
         help="Workflow file the next leg is dispatched to (default: this one).",
+    ),
+]
+RunIdOption = Annotated[
+    str | None,
+    typer.Option("--run-id", envvar="OMG_RUN_ID", help="The run (default: from the event)."),
+]
+OnScheduleOption = Annotated[
+    str,
+    typer.Option(
+        "--on-schedule",
+        envvar="OMG_ON_SCHEDULE",
+        metavar="start|continue",
+        help="On a schedule event: start today's run of the graph, or (the default) "
+        "continue the runs whose wait for a limit or a day's cap is over.",
     ),
 ]
 
@@ -75,10 +90,7 @@ def prune_command(
 
 def leg_command(
     graph: GraphFile = None,
-    run_id: Annotated[
-        str | None,
-        typer.Option("--run-id", envvar="OMG_RUN_ID", help="The run (default: from the event)."),
-    ] = None,
+    run_id: RunIdOption = None,
     max_minutes: MaxMinutes = None,
     max_nodes: MaxNodes = None,
     push: PushTo = "origin",
@@ -134,16 +146,7 @@ def leg_command(
             "tries again (default: 1800 for a usage limit, 300 for a rate limit).",
         ),
     ] = None,
-    on_schedule: Annotated[
-        str,
-        typer.Option(
-            "--on-schedule",
-            envvar="OMG_ON_SCHEDULE",
-            metavar="start|continue",
-            help="On a schedule event: start today's run of the graph, or (the default) "
-            "continue the runs whose wait for a limit or a day's cap is over.",
-        ),
-    ] = "continue",
+    on_schedule: OnScheduleOption = "continue",
     hand_off: Annotated[
         Path | None,
         typer.Option(
@@ -182,17 +185,23 @@ def leg_command(
 def publish_command(
     artifact: Annotated[Path, typer.Argument(metavar="DIR", help="The run job's hand-off.")],
     graph: GraphFile = None,
+    run_id: RunIdOption = None,
     push: PushTo = "origin",
     dispatch_workflow: DispatchTo = None,
+    on_schedule: OnScheduleOption = "continue",
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
-    """The publish job of a leg split in two: verify the run job's hand-off, then push it and
-    publish its comment, status and dispatch; a refused hand-off lands nothing (exit 3)."""
+    """The publish job of a leg split in two: plan the trigger, answer and record what runs no
+    node, verify the run job's hand-off of a leg, then push it and tell GitHub how the run
+    stands; a refused hand-off lands nothing (exit 3)."""
     from omg.ci import LegArgs
     from omg.cli.job import publish
     from omg.leg.loop import LegOptions
 
-    args = LegArgs(graph, None, LegOptions(), push, runs_dir, {}, dispatch_workflow or None)
+    args = LegArgs(
+        graph, run_id or None, LegOptions(), push, runs_dir, {}, dispatch_workflow or None,
+        on_schedule=_on_schedule(on_schedule),
+    )  # fmt: skip
     exit_with(publish(artifact, args))
 
 

@@ -62,7 +62,10 @@ def action_env(workflow: str, inputs: dict[str, str]) -> dict[str, str]:
     import yaml
 
     doc = yaml.safe_load((SHIPPED / workflow).read_text())
-    [step] = [s for job in doc["jobs"].values() for s in job["steps"] if s.get("uses") == "./"]
+    [step] = [  # the leg's step: of the one job, or of the run job of a leg split in two
+        s for job in doc["jobs"].values() for s in job["steps"]
+        if s.get("uses") == "./" and s.get("with", {}).get("job") != "publish"
+    ]  # fmt: skip
     action = yaml.safe_load((SHIPPED.parents[1] / "action.yml").read_text())
     [leg] = [s for s in action["runs"]["steps"] if s.get("id") == "leg"]
     specs = declared((SHIPPED / workflow).read_text()) or {}

@@ -74,8 +74,9 @@ def test_the_review_workflows_check_out_the_base_the_pr_targets(
     made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
     for text in (ROOT / ".github/workflows/omg-review.yml", doc_workflows["omg-review.yml"], made):
         doc = load(text)
-        checkouts = [s for s in steps(doc) if s["uses"].startswith("actions/checkout@")]
-        assert len(checkouts) == len(doc["jobs"])  # each job: the run job's, the publish job's
+        checkouts = [s for s in steps(doc) if s.get("uses", "").startswith("actions/checkout@")]
+        # each job with a checkout: the run job's, the publish job's (the keys job has none)
+        assert len(checkouts) == len(doc["jobs"]) - 1
         for checkout in checkouts:
             assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
 
@@ -217,23 +218,16 @@ def test_legs_of_a_run_queue_and_are_never_cancelled(name: str) -> None:
     doc = load(ROOT / ".github" / "workflows" / name)
     group = doc["concurrency"]
     assert group["cancel-in-progress"] is False and "omg-" in group["group"]
-    if name == "omg-review.yml":  # a leg split in two: the run job reads, the publish job writes
-        assert doc["jobs"]["run"]["permissions"] == {"contents": "read"}
-        assert doc["jobs"]["publish"]["needs"] == "run"
-        assert doc["jobs"]["publish"]["permissions"] == {
-            "contents": "write", "pull-requests": "write", "actions": "write",
-            "statuses": "write",
-        }  # fmt: skip
-        return
-    granted = doc["jobs"]["leg"]["permissions"]
-    assert granted == {
-        "contents": "write",
-        "pull-requests": "write",
-        "issues": "write",
-        "actions": "write",
-        "statuses": "write",
-    }
-    assert "run-id" in str(doc.get("run-name", "")) or name == "omg-review.yml"
+    # a leg split in two: the run job reads, the publish job writes
+    assert doc["jobs"]["run"]["permissions"] == {"contents": "read"}
+    assert doc["jobs"]["publish"]["needs"] == ["run", "keys"]
+    assert doc["jobs"]["keys"]["permissions"] == {}  # it hashes the keys, and may do no more
+    writes = {"contents": "write", "pull-requests": "write", "actions": "write",
+              "statuses": "write"}  # fmt: skip
+    if name == "omg-resume.yml":  # it answers /omg comments, which are the issue's
+        writes["issues"] = "write"
+        assert "run-id" in str(doc.get("run-name", ""))
+    assert doc["jobs"]["publish"]["permissions"] == writes
 
 
 #: What a model credential looks like in a workflow: a secret whose name says so.
@@ -254,18 +248,47 @@ def _writes(job: dict[str, Any]) -> list[str]:
     return [k for k, v in granted.items() if v == "write"]
 
 
-def test_the_review_workflows_hold_a_write_token_and_a_model_key_in_no_one_job() -> None:
-    """The shipped review workflow and `omg init`'s: the job that runs the nodes (and holds the
-    model keys) reads, and the job that writes holds no model key."""
+#: Where a known exception stands, and why (empty: none): a job that both writes and holds a
+#: model key, which the test names instead of passing over.
+SPLIT_PENDING = {
+    "omg-fanout.yml": "its plan, matrix and fold jobs are not split into run and publish yet",
+}
+
+
+def _shipped_and_rendered() -> list[tuple[str, str]]:
+    """Every shipped workflow and every workflow `omg init` writes: (name, text)."""
+    from importlib import resources
+
     from omg.cli.init import Pin, render
 
-    made = render("omg-review.yml", Pin("acme/omg", "1" * 40))
-    for text in (ROOT / ".github/workflows/omg-review.yml", made):
+    made = [
+        (f"omg init {p.name}", render(p.name, Pin("acme/omg", "1" * 40)))
+        for p in resources.files("omg").joinpath("templates").iterdir()
+        if p.name.endswith(".yml")
+    ]
+    return [*((p.name, p.read_text()) for p in WORKFLOWS), *made]
+
+
+def test_no_workflow_holds_a_write_token_and_a_model_key_in_one_job() -> None:
+    """Every shipped workflow and every `omg init` one: the job that runs the nodes (and holds
+    the model keys) reads, and a job that writes holds no model key."""
+    seen = []
+    for name, text in _shipped_and_rendered():
         doc = load(text)
-        for name, job in doc["jobs"].items():
+        for job_name, job in doc["jobs"].items():
             keys, writes = _model_secrets(job), _writes(job)
-            assert not (keys and writes), f"job {name} writes ({writes}) and holds {keys}"
-        assert _model_secrets(doc["jobs"]["run"]) and _writes(doc["jobs"]["publish"])
+            if keys and writes and name in SPLIT_PENDING:
+                seen.append(name)
+                continue  # the one known exception, named in SPLIT_PENDING with its reason
+            said = f"{name}: job {job_name} writes ({writes}) and holds {keys}"
+            assert not (keys and writes), said
+        if any(_model_secrets(j) for j in doc["jobs"].values()) and name not in SPLIT_PENDING:
+            assert _model_secrets(doc["jobs"]["run"]) and _writes(doc["jobs"]["publish"]), name
+    assert sorted(set(seen)) == sorted(SPLIT_PENDING), (
+        f"SPLIT_PENDING names {sorted(SPLIT_PENDING)}, but only {sorted(set(seen))} still need it"
+    )
+    assert {"omg init omg-review.yml", "omg init omg-resume.yml", "omg-dispatch.yml",
+            "omg-nightly.yml"} <= {n for n, _ in _shipped_and_rendered()}  # fmt: skip
 
 
 def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
@@ -308,10 +331,11 @@ def test_the_action_exposes_every_output_and_passes_every_input_through_env() ->
     declared = "".join((ROOT / "omg" / "cli" / f).read_text() for f in LEG_OPTIONS)
     for var in env:
         # the runners read OMG_CLAUDE_BIN and OMG_CODEX_BIN; the action's own step OMG_FANOUT
-        # and the action's own steps OMG_JOB (which command) and OMG_HANDOFF_NAME
+        # and the action's own steps OMG_JOB (which command) and OMG_HANDOFF_NAME; the publish
+        # job reads OMG_SECRET_DIGESTS (ci/publish)
         skipped = (
             "OMG_VENV", "OMG_CLAUDE_BIN", "OMG_CODEX_BIN", "OMG_FANOUT", "OMG_JOB",
-            "OMG_HANDOFF_NAME",
+            "OMG_HANDOFF_NAME", "OMG_SECRET_DIGESTS",
         )  # fmt: skip
         if var.startswith("OMG_") and var not in skipped:
             assert var in declared, f"omg ignores {var}"
@@ -416,7 +440,7 @@ def test_the_action_uploads_the_runs_page_after_the_leg() -> None:
     ids=named,
 )  # fmt: skip
 def test_the_nightly_posts_the_last_weeks_statistics_after_its_leg(path: Path | str) -> None:
-    job = load(path)["jobs"]["leg"]
+    job = load(path)["jobs"]["publish"]  # the job that holds no model key
     ids = [s.get("id") for s in job["steps"]]
     stats = job["steps"][-1]
     assert ids.index("omg") == len(ids) - 2  # right after the leg

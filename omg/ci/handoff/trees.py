@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -119,10 +120,15 @@ def _size(q: Quarantine, oid: str, mode: int, where: str, limits: Limits) -> Non
                       f"{limits.file_bytes:,} one file may hold")  # fmt: skip
 
 
-def record(q: Quarantine, run_id: str, tip: str) -> None:
+#: A gate decision as the record holds it: the gate, approve (or reject), by whom, why.
+Ruling = tuple[str, bool, str, str]
+
+
+def record(q: Quarantine, run_id: str, tip: str, after: int = 0) -> list[Ruling]:
     """The run's record at commit ``tip``: every line of the event log, seq running on, the
     run id, state.json against the fold at its seq, each passed node's artifact against its
-    size and SHA-256 — refused as a Damaged names it."""
+    size and SHA-256 — refused as a Damaged names it; the gate decisions it records after seq
+    ``after``, in order."""
     run_dir = RUNS / run_id
     files = {e.path: e.oid for e in q.entries((q.commit(tip) or ([], ""))[1])}
     chunks = sorted(p for p in files if p.startswith("events/"))
@@ -163,3 +169,16 @@ def record(q: Quarantine, run_id: str, tip: str) -> None:
             raise Refusal("record", f"{run_dir}/{name}", f"is not the reply node {node_id!r} "
                           f"passed with ({want['bytes']:,} bytes, sha256 "
                           f"{want['sha256'][:12]}…)")  # fmt: skip
+    return _rulings((q.data(blobs[seg]) for seg in segments), after)
+
+
+def _rulings(logs: Iterable[bytes], after: int) -> list[Ruling]:
+    """The gate decisions of event logs the record check passed, after seq ``after``."""
+    found: list[Ruling] = []
+    for data in logs:
+        for line in data.splitlines():
+            ev = json.loads(line) if line.strip() else {}
+            if ev.get("event") in ("gate_approved", "gate_rejected") and ev["seq"] > after:
+                approve = ev["event"] == "gate_approved"
+                found.append((ev["node_id"], approve, ev.get("by", ""), ev.get("reason") or ""))
+    return found

@@ -41,6 +41,11 @@ class Expected:
     workflows: frozenset[str] = frozenset()
     canaries: Canaries = field(default_factory=Canaries)
     limits: Limits = field(default_factory=Limits)
+    #: the seq the run stood at on the remote, and the gate decisions the publish job judged
+    #: for this leg (at most one; None: no command was judged, and decisions go unchecked):
+    #: the record may decide no other gate after that seq
+    seq: int = 0
+    decisions: tuple[trees.Ruling, ...] | None = None
 
 
 def verify(artifact: Path, repo_root: Path, expected: Expected) -> Verified | Refused:
@@ -206,5 +211,21 @@ def _objects(q: Quarantine, manifest: Manifest, expected: Expected) -> tuple[Ref
         check = trees.run_trees if run else trees.lane_trees
         check(q, r["ref"], commits, expected.limits, count)
         if run:
-            trees.record(q, expected.run_id, r["new"])
+            decided = trees.record(q, expected.run_id, r["new"], expected.seq)
+            if expected.decisions is not None:
+                _decisions(r["ref"], decided, expected.decisions)
     return tuple(RefMove(r["ref"], r["old"], r["new"]) for r in refs)
+
+
+def _decisions(ref: str, decided: list[trees.Ruling], planned: tuple[trees.Ruling, ...]) -> None:
+    """A gate is decided only by a decision the publish job judged itself: a person's, whose
+    permission it asked; any other decision in the leg's record is the run job's invention."""
+    allowed = list(planned)
+    for ruling in decided:
+        if ruling not in allowed:
+            gate, approve, by = ruling[0][:100], ruling[1], ruling[2][:100]
+            verb = "approval" if approve else "rejection"
+            raise Refusal("record", ref, f"records an {verb} of gate {gate!r} by {by!r} that "
+                          "this job did not judge: a gate is decided by the command the "
+                          "publish job admitted")  # fmt: skip
+        allowed.remove(ruling)
