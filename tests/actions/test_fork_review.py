@@ -16,6 +16,7 @@ import pygit2
 from .kit import READ_TOKEN, Repo
 from .stand_in import SHIPPED
 from .test_pr_loop import replies, sticky
+from .test_two_jobs_resume import two_jobs
 
 #: The base's graph: a lane works on the head, then a gate.
 BASE_GRAPH = """\
@@ -176,3 +177,36 @@ def test_no_shipped_or_init_workflow_triggers_on_pull_request_target() -> None:
     for path in files:
         code = [ln.split("#", 1)[0] for ln in path.read_text().splitlines()]
         assert not any("pull_request_target" in ln for ln in code), path
+
+
+def test_a_writers_review_of_a_fork_in_two_jobs_lands_the_run_and_offers_the_lane(
+    github: Make, tmp_path: Path
+) -> None:
+    """As the shipped resume workflow runs it: the run job (a read-only token) runs the fork's
+    head and hands off; the publish job plans the comment itself and lands the verified leg."""
+    gh = github(BASE_GRAPH)
+    head = fork_pr(gh, {"code.txt": "from the fork\n", GRAPH_FILE: FORKS_GRAPH})
+    ran, done = two_jobs(gh, "issue_comment", review(gh), tmp_path)
+    assert ran.rc == 0 and done.rc == 0, ran.stderr + done.stderr
+    rid = f"pr-2-pr-{head[:7]}"
+    assert ran.outputs["run-id"] == rid and gh.run_state(rid)["status"] == "paused"
+    assert gh.run_state(rid)["pull_request"]["fork"] is True
+    assert gh.node_starts(rid) == ["build"]  # the base's graph, not the fork's
+    lane = f"omg/work/{rid}/lane"
+    work = pygit2.Repository(str(gh.origin)).revparse_single(f"refs/heads/{lane}")
+    assert work.peel(pygit2.Commit).tree["built.txt"].data == b"from the fork\n"
+    assert f"`{lane}`" in sticky(gh)
+    assert origin_refs(gh)["refs/pull/2/head"] == head
+
+
+def test_a_readers_review_of_a_fork_in_two_jobs_runs_nothing(
+    github: Make, tmp_path: Path
+) -> None:
+    gh = github(BASE_GRAPH)
+    fork_pr(gh, {"code.txt": "v1\n"})
+    ran, done = two_jobs(gh, "issue_comment", review(gh, "reader", "MEMBER"), tmp_path,
+                         actor="reader")  # fmt: skip
+    assert ran.rc == 0 and done.rc == 0, ran.stderr + done.stderr
+    assert gh.run_branches() == [] and ran.outputs["status"] == "skipped"
+    said = replies(gh)
+    assert len(said) == 1 and "omg refused `/omg review`" in said[0]
