@@ -41,6 +41,7 @@ class Expected:
     workflows: frozenset[str] = frozenset()
     canaries: Canaries = field(default_factory=Canaries)
     limits: Limits = field(default_factory=Limits)
+    entry: str | None = None  # a fan-out matrix job's: the entry planned for its artifact
 
 
 def verify(artifact: Path, repo_root: Path, expected: Expected) -> Verified | Refused:
@@ -137,6 +138,9 @@ def _plan(manifest: Manifest, expected: Expected) -> None:
     if expected.graph is not None and manifest["graph"] != expected.graph:
         raise Refusal("plan", MANIFEST, f"is for graph {manifest['graph'][:100]!r}, not "
                       f"{expected.graph!r}")  # fmt: skip
+    if manifest.get("entry") != expected.entry:
+        raise Refusal("plan", MANIFEST, f"is for entry {str(manifest.get('entry'))[:100]!r}, "
+                      f"not {expected.entry!r}")  # fmt: skip
     if sorted(manifest["base"]) != sorted(set(expected.base)):
         raise Refusal("plan", MANIFEST, "names other base commits than the leg started from")
     mine, lanes = run_ref(rid), re.compile(rf"refs/heads/omg/work/{re.escape(rid)}/[A-Za-z0-9._-]+")
