@@ -390,10 +390,38 @@ def test_the_fanout_workflow_runs_a_wave_as_plan_then_the_matrix_then_the_fold()
     assert fold["needs"] == ["plan", "node"] and "!cancelled()" in fold["if"]
     assert omg_step(fold)["with"]["fanout"] == "fold"
     assert omg_step(fold)["with"]["base"] == "${{ needs.plan.outputs.base }}"
-    # least privilege: a matrix job pushes its record and nothing else asks it for more
-    assert node["permissions"] == {"contents": "write"}
+    # least privilege: a matrix job runs nodes with the model keys and may only read; it hands
+    # its record off as an artifact, and the fold — the write token, no key — verifies it
+    assert node["permissions"] == {"contents": "read"}
+    assert with_node["job"] == "run" and omg_step(fold)["with"]["job"] == "publish"
     assert plan["permissions"] == {"contents": "write"}
     assert fold["permissions"] == {"contents": "write", "actions": "write"}
+    keys = {"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY"}
+    assert keys <= set(omg_step(node).get("env", {}))
+    for job in (plan, fold):  # no job that holds a write permission is handed a model key
+        assert "secrets." not in json.dumps(job)
+    assert omg_step(fold)["with"]["claude-version"] == "none"
+
+
+def test_the_action_hands_a_matrix_entry_off_by_its_name_and_the_fold_downloads_them_all() -> None:
+    from omg.matrix import artifact_name
+
+    doc = load(ACTION)
+    steps = {s.get("id") or s.get("name"): s for s in doc["runs"]["steps"]}
+    script = steps["leg"]["run"]
+    assert 'leg --node "$OMG_NODE" --hand-off "$handoff"' in script
+    named = "handoff=" + artifact_name("$OMG_RUN_ID", "$OMG_NODE")
+    assert named in script  # the name omg's fold looks for
+    download = steps["omg fan-out entries download"]
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert download["if"] == "inputs.job == 'publish' && inputs.fanout == 'fold'"
+    assert download["with"] == {
+        "pattern": artifact_name("${{ inputs.run-id }}", "*"),
+        "path": "${{ runner.temp }}/omg-fanout",
+    }
+    assert 'leg --fold --hand-off "$RUNNER_TEMP/omg-fanout"' in script
+    upload = steps["omg hand-off upload"]
+    assert upload["with"]["name"] == "${{ steps.leg.outputs.handoff }}"
 
 
 def test_the_action_uploads_the_runs_page_after_the_leg() -> None:
