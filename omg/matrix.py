@@ -53,6 +53,11 @@ def entries(graph: Graph, records: schedule.Records) -> tuple[MatrixEntry, ...]:
     return _entries(graph, ready, tuple(n for n in ready if graph.by_id[n].kind == "gate"))
 
 
+def artifact_name(run_id: str, entry: str) -> str:
+    """The workflow artifact a matrix job's hand-off is uploaded as, in its wave's run."""
+    return f"omg-fanout-{run_id}-{entry}"
+
+
 def _entries(graph: Graph, ready: list[str], gates: tuple[str, ...]) -> tuple[MatrixEntry, ...]:
     """The ready nodes grouped so that no lane and no session handoff is split across
     machines: ready nodes sharing a worktree lane are one entry, and a node's session-handoff

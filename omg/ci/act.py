@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from omg.ci import comment, fanout, legs, pull_request, reporting, schedule
@@ -44,7 +45,10 @@ from omg.words import excerpt
 if TYPE_CHECKING:
     from omg.ci.context import JobContext
     from omg.ci.look import Look
+    from omg.ci.matrix_fold import Taken
+    from omg.graph.model import Graph
     from omg.leg.start import LegEnd
+    from omg.state import State
 
 #: How often an action is planned again after another leg moved the run first.
 RACE_TRIES = 3
@@ -325,6 +329,8 @@ def _entry(ctx: JobContext, a: RunEntry) -> JobOutcome:
             remote=args.push,
             limits=args.limits,
             stamp=ctx.stamp(),
+            hand_off=args.hand_off,
+            tokens=ctx.runs.tokens,
         )
     except MovedOn as lost:
         return reporting.skip(ctx, f"another job published entry {a.node} first; dropped ({lost})")
@@ -355,13 +361,19 @@ def _fold(ctx: JobContext, look: Look, a: Fold) -> JobOutcome:
     if state["paused_at"]:
         ctx.notes.append(f"run {rid} waits at gate {state['paused_at']}")
         return report(ctx, None, rid, number)
-    wave = gather(repo, args.push, run.graph, state, head, max_jobs=args.max_jobs, warn=ctx.say)
+    taken = None
+    if args.entries is not None:  # the matrix jobs handed their records off: verified first
+        taken = _take(ctx, args.entries, rid, run.graph, state)
+    wave = gather(
+        repo, args.push, run.graph, state, head, max_jobs=args.max_jobs, warn=ctx.say, taken=taken
+    )
     try:
         end = fold_wave(rid, env, wave, ctx.stamp())
     except MovedOn as lost:
         _lost(ctx, look, rid, lost)
         return report(ctx, None, rid, number)
-    drop(repo, args.push, rid, wave, ctx.say)
+    if taken is None:
+        drop(repo, args.push, rid, wave, ctx.say)
     ctx.say(f"omg: run {rid}: folded {', '.join(wave.folded) or 'nothing'}")
     if wave.missing:
         ctx.notes.append(f"no record from {', '.join(wave.missing)}: planned again")
@@ -371,6 +383,33 @@ def _fold(ctx: JobContext, look: Look, a: Fold) -> JobOutcome:
     if held:
         ctx.notes.append(held)
     return report(ctx, end, None, number, held=held)
+
+
+def _take(ctx: JobContext, entries: Path, rid: str, graph: Graph, state: State) -> Taken:
+    """The wave's entries' hand-offs in ``entries``, each verified against what this job plans:
+    the entries of the wave at the run's head, the run's refs as the remote holds them, the
+    checkout its lanes start from, the secrets it knows."""
+    from omg import matrix
+    from omg.ci.handoff import Canaries, Expected
+    from omg.ci.matrix_fold import take
+    from omg.ci.publish import DIGESTS
+    from omg.git.pack import head_commit, remote_run_refs
+
+    root = Path.cwd()
+    planned = tuple(e.node for e in matrix.plan(graph, state["nodes"], ctx.args.max_jobs).entries)
+    expected = Expected(
+        run_id=rid,
+        graph=str(state["graph"].get("name") or ""),
+        refs=dict(remote_run_refs(root, ctx.args.push, rid, ctx.runs.tokens)),
+        base=(head_commit(root),),
+        canaries=Canaries.of(
+            [value for _, value, _ in ctx.runs.tokens], ctx.environ.get(DIGESTS, "").split()
+        ),
+    )
+    taken = take(entries, root, rid, planned, expected, ctx.say)
+    for entry, seconds in taken.seconds.items():
+        ctx.say(f"omg: entry {entry}'s hand-off checked in {seconds:.3f}s")
+    return taken
 
 
 def worst(a: JobOutcome, b: JobOutcome) -> JobOutcome:

@@ -46,6 +46,9 @@ class LegArgs:
     #: the run job of a leg split in two: nothing is written to GitHub or the remote; the
     #: leg's commits and what it would publish are handed off into this directory
     hand_off: Path | None = None
+    #: the fold of a wave handed off: the directory its entries' artifacts were downloaded
+    #: into, one subdirectory each, named for its entry
+    entries: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ def wave(args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say) -> 
     its dispatch's ``run-id`` input) names."""
     if args.node and args.fold:
         raise UsageError("--node runs a matrix entry and --fold the job after them: pick one")
-    if args.hand_off is not None:
-        raise UsageError("a fan-out wave's jobs run in one job each: leave --hand-off unset")
+    if args.fold and args.hand_off is not None:  # the fold takes the entries' hand-offs in
+        args = replace(args, hand_off=None, entries=args.hand_off)
     ctx = JobContext.of(actions(environ), args, environ, say, annotate)
     rid = args.run_id
     if not rid:

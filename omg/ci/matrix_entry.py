@@ -1,14 +1,20 @@
-"""A matrix job's leg: one entry of a fan-out wave run on its own machine, its record published
-to ``refs/omg/fanout/<run>/<entry>`` instead of the run branch, so siblings never race."""
+"""A matrix job's leg: one entry of a fan-out wave run on its own machine, its record handed off
+to the fold as a hand-off directory the workflow uploads (the job writes nothing), or — a
+trusted one-job wave — pushed to ``refs/omg/fanout/<run>/<entry>``; never the run branch, so
+siblings never race."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from omg import matrix, schedule
 from omg.errors import UsageError
 from omg.git import RunRepo
-from omg.git.names import fanout_ref
+from omg.git.names import fanout_ref, run_ref
+from omg.git.pack import head_commit, remote_run_refs, run_refs
+from omg.git.remote import GitToken
 from omg.graph.load import graph_from_snapshot
 from omg.kinds import Warn
 from omg.leg.commits import RunCommits
@@ -29,7 +35,7 @@ class EntryCommits(RunCommits):
         repo: RunRepo,
         run_id: str,
         *,
-        push: str,
+        push: str | None,
         base: str,
         warn: Warn,
         entry: str,
@@ -41,6 +47,9 @@ class EntryCommits(RunCommits):
         self.wave_base = wave_base
         self.previous = previous  # what the remote held for the entry (a stale record), if any
         self.record: str | None = None
+        #: a hand-off: the record is one commit on the wave's base, on the local run branch,
+        #: and its lanes move on their own branches (the bundle carries both)
+        self.hand_off = push is None
 
     def take_lease(self, rec: Recorder) -> None:
         return None  # a wave's entries run at once by design; each record is its own ref
@@ -59,11 +68,17 @@ class EntryCommits(RunCommits):
 
     def after_leg(self, rec: Recorder, result: LegResult) -> None:
         rec.flush()
+        message = f"omg {self.run_id} entry {self.entry}: {result.outcome}"
+        if self.hand_off:
+            self.record = self.repo.record_entry(
+                self.run_id, self.entry, rec.rundir.path, message, parents=[self.wave_base],
+                ref=run_ref(self.run_id),
+            )  # fmt: skip
+            return
         lanes = [self.repo.worktree_head(wt) for wt in self.workspace.lanes.values()]
         # parents: the wave's base (the fold checks it), the lanes' heads (so the push carries
         # their commits), and the remote's current value (so the push fast-forwards only it)
         parents = list(dict.fromkeys([self.wave_base, *lanes, *filter(None, [self.previous])]))
-        message = f"omg {self.run_id} entry {self.entry}: {result.outcome}"
         self.record = self.repo.record_entry(
             self.run_id, self.entry, rec.rundir.path, message, parents=parents
         )
@@ -91,9 +106,12 @@ def run_entry(
     remote: str,
     limits: LegOptions,
     stamp: EventFields,
+    hand_off: Path | None = None,
+    tokens: Sequence[GitToken] = (),
 ) -> EntryEnd:
     """Run entry ``name`` of the wave planned at ``wave_base`` (default: the run branch now),
-    unless that wave was folded already or the entry's record for it is published."""
+    unless that wave was folded already or the entry's record for it is published; with
+    ``hand_off``, its record and lanes are bundled into that directory, nothing is pushed."""
     assert env.commits is not None, "a matrix job runs in a git checkout"
     repo = env.commits.repo
     head = repo.run_head(run_id)
@@ -118,7 +136,7 @@ def run_entry(
             f"{name} is not an entry of run {run_id}'s next wave (it is {status}); "
             f"`omg plan {run_id} --matrix` lists the wave"
         )
-    previous = repo.fetch_records(remote, run_id, name).get(name)
+    previous = None if hand_off else repo.fetch_records(remote, run_id, name).get(name)
     if previous is not None and repo.parents(previous)[:1] == [head]:
         return EntryEnd(
             None,
@@ -128,7 +146,7 @@ def run_entry(
     commits = EntryCommits(
         repo,
         run_id,
-        push=remote,
+        push=None if hand_off else remote,
         base=env.commits.workspace.base,
         warn=env.warn,
         entry=name,
@@ -140,5 +158,23 @@ def run_entry(
     # a matrix job runs its entry whole (--max-nodes caps a leg, not an entry) and leaves the
     # pause to the fold, which sees every entry
     opts = replace(limits, max_nodes=None, only=frozenset(entry.nodes), pause_idle=False)
+    olds = remote_run_refs(repo.root, remote, run_id, tokens) if hand_off else {}
     end = resume_run(run_id, env, opts, stamp=stamp)
+    if hand_off is not None and commits.record is not None:
+        _bundle(repo.root, hand_off, run_id, name, olds, end)
     return EntryEnd(end, record=commits.record, nodes=entry.nodes)
+
+
+def _bundle(
+    root: Path, out: Path, run_id: str, entry: str, olds: dict[str, str], end: LegEnd
+) -> None:
+    """The entry's record (one commit on the wave's base) and its lanes' new commits down to
+    where the remote held them before the leg (``olds``), handed off into ``out`` for the
+    fold; it publishes nothing else."""
+    from omg.ci.handoff import Plan, bundle, nothing
+
+    here = run_refs(root, run_id)  # the lanes this job never checked out did not move
+    moved = {ref: old for ref, old in olds.items() if ref in here}
+    graph = str(end.state["graph"].get("name") or "")
+    plan = Plan(run_id, graph, len(end.state["legs"]), moved, (head_commit(root),), entry)
+    bundle(root, out, plan, nothing())

@@ -1,14 +1,20 @@
-"""The fold (what `omg leg --fold` runs): a fan-out wave's published records taken into the
-run branch as one leg, in graph order, then the next wave decided (dispatch it, pause at a
-gate, or end the run)."""
+"""The fold (what `omg leg --fold` runs): a fan-out wave's records — handed off by its matrix
+jobs as artifacts and verified here first (``take``), or published on refs in a trusted
+one-job wave — taken into the run branch as one leg, in graph order, then the next wave
+decided (dispatch it, pause at a gate, or end the run)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from omg import matrix, strictjson
+from omg.ci.handoff import Expected, Refused, Verified, nothing, verify
 from omg.errors import GitError, OmgError
 from omg.git import RunRepo
+from omg.git.names import run_ref
 from omg.graph.model import Graph
 from omg.kinds import Warn
 from omg.leg.loop import LegOptions
@@ -46,13 +52,15 @@ def gather(
     *,
     max_jobs: int | None,
     warn: Warn,
+    taken: Taken | None = None,
 ) -> Wave:
-    """Fetch the run's records and sort them: this wave's (checked, merged) and the rest."""
+    """Sort the run's records — ``taken`` from the entries' hand-offs, else fetched from the
+    remote's refs: this wave's (checked, merged) and the rest."""
     run_id = state["run_id"]
-    published = repo.fetch_records(remote, run_id)
+    published = dict(taken.records) if taken else repo.fetch_records(remote, run_id)
     possible = {e.node: e for e in matrix.entries(graph, state["nodes"])}
     fresh: dict[str, list[Event]] = {}
-    stale: list[str] = []
+    stale: list[str] = list(taken.refused) if taken else []
     for name, sha in sorted(published.items()):
         entry = possible.get(name)
         if entry is None or repo.parents(sha)[:1] != [base]:
@@ -85,7 +93,56 @@ def gather(
         if state["worktrees"].get(name) != lane
     }
     nxt = matrix.plan(graph, after["nodes"], max_jobs)
-    return Wave(base, folded, merged, tuple(stale), missing, lanes, nxt)
+    return Wave(base, folded, merged, tuple(sorted(stale)), missing, lanes, nxt)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """The entries' hand-offs the fold verified: entry → its record's commit (its objects
+    carried into the repository), the entries refused, and the seconds each verify took."""
+
+    records: Mapping[str, str]
+    refused: tuple[str, ...]
+    seconds: Mapping[str, float]
+
+
+def take(
+    entries: Path, root: Path, run_id: str, planned: tuple[str, ...], expected: Expected, warn: Warn
+) -> Taken:
+    """Verify each planned entry's hand-off in ``entries`` (one directory each, named for its
+    artifact) against ``expected`` — the record check, the entry named, its objects exactly
+    between the refs' old commits and its tips, bounds, no link, no secret — and carry the
+    objects of those that pass into the repository. A refused one lands nothing and is planned
+    again; an entry with no directory published nothing (the fold says it is missing)."""
+    records: dict[str, str] = {}
+    refused: list[str] = []
+    seconds: dict[str, float] = {}
+    names = {matrix.artifact_name(run_id, e): e for e in planned}
+    found = sorted(p.name for p in entries.iterdir()) if entries.is_dir() else []
+    for other in (n for n in found if n not in names):
+        warn(f"omg: warning: {other} is no hand-off of an entry this wave planned; ignored")
+    for name, entry in names.items():
+        if name not in found:
+            continue
+        t0 = time.perf_counter()
+        verdict = verify(entries / name, root, replace(expected, entry=entry))
+        if isinstance(verdict, Verified):
+            why = _not_an_entry(verdict, run_id)
+            if why:
+                verdict.discard()
+                verdict = Refused("plan", matrix.artifact_name(run_id, entry), why)
+        if isinstance(verdict, Refused):
+            warn(f"omg: warning: entry {entry}: {verdict.message} It is planned again.")
+            refused.append(entry)
+        else:
+            [tip] = [m.new for m in verdict.moves if m.ref == run_ref(run_id)]
+            try:
+                verdict.quarantine.carry_in()
+            finally:
+                verdict.discard()
+            records[entry] = tip
+        seconds[entry] = time.perf_counter() - t0
+    return Taken(records, tuple(refused), seconds)
 
 
 def fold_wave(run_id: str, env: Environment, wave: Wave, stamp: EventFields) -> LegEnd:
@@ -115,6 +172,16 @@ def drop(repo: RunRepo, remote: str, run_id: str, wave: Wave, warn: Warn) -> Non
         repo.drop_records(remote, run_id, [*wave.folded, *wave.stale])
     except OmgError as exc:
         warn(f"omg: warning: the wave's records stay on {remote} ({exc}); the next fold drops them")
+
+
+def _not_an_entry(verified: Verified, run_id: str) -> str:
+    """Why a verified hand-off is no matrix job's ('' when it is one): it publishes nothing
+    and moves the run branch, by one commit (the fold checks that commit's parent)."""
+    if verified.publish != nothing():
+        return "would publish a comment, status, dispatch or note; a matrix job publishes nothing"
+    if run_ref(run_id) not in {m.ref for m in verified.moves}:
+        return "does not move the run branch: it holds no record of the entry"
+    return ""
 
 
 def _events(repo: RunRepo, run_id: str, sha: str) -> list[Event]:

@@ -154,7 +154,8 @@ def leg_command(
             envvar="OMG_HAND_OFF",
             metavar="DIR",
             help="The run job of a leg split in two: write nothing to GitHub or the remote; "
-            "hand the leg's commits and what it would publish off into DIR.",
+            "hand the leg's commits and what it would publish off into DIR. With --node: "
+            "the entry's record; with --fold: DIR holds the entries' hand-offs, verified first.",
         ),
     ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,

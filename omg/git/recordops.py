@@ -65,15 +65,23 @@ class RecordOps(Handle):
 
     # -- fan-out records ----------------------------------------------------------------
     def record_entry(
-        self, run_id: str, entry: str, run_dir: Path, message: str, *, parents: list[str]
+        self,
+        run_id: str,
+        entry: str,
+        run_dir: Path,
+        message: str,
+        *,
+        parents: list[str],
+        ref: str | None = None,
     ) -> str:
-        """Commit ``run_dir`` as matrix entry ``entry``'s record (``refs/omg/fanout/…``, local),
-        with exactly ``parents``: the wave's base first, then its lanes' heads, then what the
-        remote held for the entry (so the push is a compare-and-swap on that ref)."""
+        """Commit ``run_dir`` as matrix entry ``entry``'s record (``refs/omg/fanout/…``, local,
+        unless ``ref`` names another), with exactly ``parents``: the wave's base first, then its
+        lanes' heads, then what the remote held for the entry (so the push is a
+        compare-and-swap on that ref)."""
         with self._lock, translated(f"recording entry {entry} of run {run_id}", FIX):
             self._ignore_omg(run_dir)
             return runbranch.snapshot(
-                self._repo, fanout_ref(run_id, entry), run_dir, message, parents=parents,
+                self._repo, ref or fanout_ref(run_id, entry), run_dir, message, parents=parents,
                 author=signature(self._repo, self._env, "AUTHOR"),
                 committer=signature(self._repo, self._env, "COMMITTER"),
                 seen=self._seen,

@@ -112,6 +112,19 @@ def records(gh: Repo, rid: str) -> list[str]:
     return sorted(r for r in repo.references if r.startswith(f"refs/omg/fanout/{rid}/"))
 
 
+def solo(gh: Repo, rid: str) -> dict[str, Any]:
+    """The state of the same graph run on one machine, in one leg (`omg run`, no commits)."""
+    where = gh.root / "solo"
+    gh.checkout(where, "refs/heads/main", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "omg", "run", GRAPH_PATH, "--run-id", rid, "--no-commit"],
+        cwd=where, capture_output=True, text=True, env={**os.environ, "GITHUB_ACTIONS": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    state: dict[str, Any] = json.loads((where / f".omg/runs/{rid}/state.json").read_text())
+    return state
+
+
 def comparable(state: dict[str, Any]) -> dict[str, Any]:
     """What one machine and a fan-out must agree on: all but timings and leg bookkeeping."""
     view: dict[str, Any] = dict(stable_view(state))  # type: ignore[arg-type]
@@ -138,15 +151,7 @@ def test_a_twelve_node_fan_out_ends_as_the_same_graph_run_in_one_leg(github: Mak
     legs = fanned["legs"]
     assert [leg.get("fanout", {}).get("folded") for leg in legs] == [None, TWELVE, ["report"]]
 
-    solo = gh.root / "solo"
-    gh.checkout(solo, "refs/heads/main", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "omg", "run", GRAPH_PATH, "--run-id", "wide", "--no-commit"],
-        cwd=solo, capture_output=True, text=True, env={**os.environ, "GITHUB_ACTIONS": ""},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    alone = json.loads((solo / ".omg/runs/wide/state.json").read_text())
-    assert comparable(fanned) == comparable(alone)
+    assert comparable(fanned) == comparable(solo(gh, "wide"))
     starts = [e["node_id"] for e in gh.run_events("wide") if e["event"] == "node_started"]
     assert sorted(starts) == sorted([*TWELVE, "report"])  # each node ran exactly once
 

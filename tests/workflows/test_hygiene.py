@@ -248,13 +248,6 @@ def _writes(job: dict[str, Any]) -> list[str]:
     return [k for k, v in granted.items() if v == "write"]
 
 
-#: Where a known exception stands, and why (empty: none): a job that both writes and holds a
-#: model key, which the test names instead of passing over.
-SPLIT_PENDING = {
-    "omg-fanout.yml": "its plan, matrix and fold jobs are not split into run and publish yet",
-}
-
-
 def _shipped_and_rendered() -> list[tuple[str, str]]:
     """Every shipped workflow and every workflow `omg init` writes: (name, text)."""
     from importlib import resources
@@ -272,23 +265,21 @@ def _shipped_and_rendered() -> list[tuple[str, str]]:
 def test_no_workflow_holds_a_write_token_and_a_model_key_in_one_job() -> None:
     """Every shipped workflow and every `omg init` one: the job that runs the nodes (and holds
     the model keys) reads, and a job that writes holds no model key."""
-    seen = []
     for name, text in _shipped_and_rendered():
         doc = load(text)
         for job_name, job in doc["jobs"].items():
             keys, writes = _model_secrets(job), _writes(job)
-            if keys and writes and name in SPLIT_PENDING:
-                seen.append(name)
-                continue  # the one known exception, named in SPLIT_PENDING with its reason
             said = f"{name}: job {job_name} writes ({writes}) and holds {keys}"
             assert not (keys and writes), said
-        if any(_model_secrets(j) for j in doc["jobs"].values()) and name not in SPLIT_PENDING:
-            assert _model_secrets(doc["jobs"]["run"]) and _writes(doc["jobs"]["publish"]), name
-    assert sorted(set(seen)) == sorted(SPLIT_PENDING), (
-        f"SPLIT_PENDING names {sorted(SPLIT_PENDING)}, but only {sorted(set(seen))} still need it"
-    )
+        runs, lands = ("node", "fold") if name == "omg-fanout.yml" else ("run", "publish")
+        if any(_model_secrets(j) for j in doc["jobs"].values()):
+            assert _model_secrets(doc["jobs"][runs]) and _writes(doc["jobs"][lands]), name
+            omg = [s for s in doc["jobs"][lands]["steps"] if "job" in s.get("with", {})]
+            digests = omg[0]["with"].get("secret-digests", "") if omg else ""
+            assert digests == "${{ needs.keys.outputs.digests }}", f"{name}: {lands} job"
+    every = {n for n, _ in _shipped_and_rendered()}
     assert {"omg init omg-review.yml", "omg init omg-resume.yml", "omg-dispatch.yml",
-            "omg-nightly.yml"} <= {n for n, _ in _shipped_and_rendered()}  # fmt: skip
+            "omg-nightly.yml", "omg-fanout.yml"} <= every  # fmt: skip
 
 
 def test_the_resume_workflow_takes_the_inputs_omg_reads() -> None:
@@ -378,7 +369,10 @@ def test_the_claude_install_uses_a_claude_of_the_pinned_version_already_on_path(
 def test_the_claude_install_without_npm_says_what_to_add(tmp_path: Path) -> None:
     bare = tmp_path / "bin"
     bare.mkdir()
-    for tool in ("python3", "cut", "bash"):
+    # this interpreter, not PATH's python3: that may be a version manager's shim, which needs
+    # the manager's own PATH
+    (bare / "python3").symlink_to(Path(sys.executable).resolve())
+    for tool in ("cut", "bash"):
         found = shutil.which(tool)
         assert found is not None
         (bare / tool).symlink_to(found)
@@ -411,13 +405,41 @@ def test_the_fanout_workflow_runs_a_wave_as_plan_then_the_matrix_then_the_fold()
     with_node = omg_step(node)["with"]
     assert with_node["fanout"] == "node" and with_node["node"] == "${{ matrix.node }}"
     assert with_node["base"] == "${{ needs.plan.outputs.base }}"
-    assert fold["needs"] == ["plan", "node"] and "!cancelled()" in fold["if"]
+    assert fold["needs"] == ["plan", "node", "keys"] and "!cancelled()" in fold["if"]
     assert omg_step(fold)["with"]["fanout"] == "fold"
     assert omg_step(fold)["with"]["base"] == "${{ needs.plan.outputs.base }}"
-    # least privilege: a matrix job pushes its record and nothing else asks it for more
-    assert node["permissions"] == {"contents": "write"}
+    # least privilege: a matrix job runs nodes with the model keys and may only read; it hands
+    # its record off as an artifact, and the fold — the write token, no key — verifies it
+    assert node["permissions"] == {"contents": "read"}
+    assert with_node["job"] == "run" and omg_step(fold)["with"]["job"] == "publish"
     assert plan["permissions"] == {"contents": "write"}
     assert fold["permissions"] == {"contents": "write", "actions": "write"}
+    keys = {"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY"}
+    assert keys <= set(omg_step(node).get("env", {}))
+    for job in (plan, fold):  # no job that holds a write permission is handed a model key
+        assert "secrets." not in json.dumps(job)
+    assert omg_step(fold)["with"]["claude-version"] == "none"
+
+
+def test_the_action_hands_a_matrix_entry_off_by_its_name_and_the_fold_downloads_them_all() -> None:
+    from omg.matrix import artifact_name
+
+    doc = load(ACTION)
+    steps = {s.get("id") or s.get("name"): s for s in doc["runs"]["steps"]}
+    script = steps["leg"]["run"]
+    assert 'leg --node "$OMG_NODE" --hand-off "$handoff"' in script
+    named = "handoff=" + artifact_name("$OMG_RUN_ID", "$OMG_NODE")
+    assert named in script  # the name omg's fold looks for
+    download = steps["omg fan-out entries download"]
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert download["if"] == "inputs.job == 'publish' && inputs.fanout == 'fold'"
+    assert download["with"] == {
+        "pattern": artifact_name("${{ inputs.run-id }}", "*"),
+        "path": "${{ runner.temp }}/omg-fanout",
+    }
+    assert 'leg --fold --hand-off "$RUNNER_TEMP/omg-fanout"' in script
+    upload = steps["omg hand-off upload"]
+    assert upload["with"]["name"] == "${{ steps.leg.outputs.handoff }}"
 
 
 def test_the_action_uploads_the_runs_page_after_the_leg() -> None:

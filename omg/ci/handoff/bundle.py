@@ -32,6 +32,7 @@ class Plan:
     leg: int
     olds: Mapping[str, str | None]
     base: tuple[str, ...]
+    entry: str | None = None  # a fan-out matrix job's entry, named in the manifest
 
 
 def bundle(
@@ -75,6 +76,8 @@ def bundle(
         },
         "publish": publish,
     }
+    if plan.entry is not None:
+        manifest["entry"] = plan.entry
     _write(out, data, dumps(manifest))
     return manifest
 

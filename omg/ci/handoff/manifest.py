@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 import jsonschema
 
@@ -96,6 +96,8 @@ class Manifest(TypedDict):
     refs: list[RefUpdate]
     pack: PackInfo
     publish: Publish
+    #: a fan-out wave's matrix job: the entry (its first node) whose record this is
+    entry: NotRequired[str]
 
 
 def nothing() -> Publish:

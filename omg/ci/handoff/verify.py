@@ -46,6 +46,7 @@ class Expected:
     #: the record may decide no other gate after that seq
     seq: int = 0
     decisions: tuple[trees.Ruling, ...] | None = None
+    entry: str | None = None  # a fan-out matrix job's: the entry planned for its artifact
 
 
 def verify(artifact: Path, repo_root: Path, expected: Expected) -> Verified | Refused:
@@ -142,6 +143,9 @@ def _plan(manifest: Manifest, expected: Expected) -> None:
     if expected.graph is not None and manifest["graph"] != expected.graph:
         raise Refusal("plan", MANIFEST, f"is for graph {manifest['graph'][:100]!r}, not "
                       f"{expected.graph!r}")  # fmt: skip
+    if manifest.get("entry") != expected.entry:
+        raise Refusal("plan", MANIFEST, f"is for entry {str(manifest.get('entry'))[:100]!r}, "
+                      f"not {expected.entry!r}")  # fmt: skip
     if sorted(manifest["base"]) != sorted(set(expected.base)):
         raise Refusal("plan", MANIFEST, "names other base commits than the leg started from")
     mine, lanes = run_ref(rid), re.compile(rf"refs/heads/omg/work/{re.escape(rid)}/[A-Za-z0-9._-]+")
