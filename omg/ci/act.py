@@ -391,8 +391,8 @@ def _take(ctx: JobContext, entries: Path, rid: str, graph: Graph, state: State) 
     checkout its lanes start from, the secrets it knows."""
     from omg import matrix
     from omg.ci.handoff import Canaries, Expected
+    from omg.ci.handoff.canary import DIGESTS
     from omg.ci.matrix_fold import take
-    from omg.ci.publish import DIGESTS
     from omg.git.pack import head_commit, remote_run_refs
 
     root = Path.cwd()

@@ -32,6 +32,7 @@ from omg.ci.actions import (
 )
 from omg.ci.context import JobContext, LegArgs, Say
 from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
+from omg.ci.handoff.canary import DIGESTS
 from omg.ci.handoff.manifest import MANIFEST
 from omg.ci.handoff.trees import Ruling
 from omg.ci.look import Look
@@ -44,10 +45,6 @@ from omg.github.event import Dispatch, PullRequest, read_trigger
 from omg.github.markdown import code
 from omg.kinds import JobOutcome
 from omg.records import LegRecord
-
-#: The variable holding the SHA-256 digests (hex, one a line) of the model keys the run job
-#: held: the publish job holds no key, yet refuses a hand-off that carries one.
-DIGESTS = "OMG_SECRET_DIGESTS"
 
 
 class HandoffRefused(StateError):

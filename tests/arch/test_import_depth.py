@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[2] / "omg"
 MAX_CHAIN = 10
 MAX_CHAIN_ALL = 18
@@ -77,16 +79,26 @@ def imported_at_load(source: str, me: str, known: set[str], lazy: bool = False) 
     return {m for m in names if m in known and m != me and not (me + ".").startswith(m + ".")}
 
 
+class ImportCycle(AssertionError):
+    """Modules that import each other (a lazy import can close a loop no load-time check sees)."""
+
+
 def longest_chain(graph: Mapping[str, set[str]]) -> tuple[str, ...]:
-    """The longest path of the import graph (it has no cycle: test_layering checks that)."""
+    """The longest path of the import graph; ImportCycle names the loop when there is one."""
+    visiting: list[str] = []
 
     @cache
     def from_(module: str) -> tuple[str, ...]:
+        if module in visiting:
+            loop = [*visiting[visiting.index(module) :], module]
+            raise ImportCycle("modules import each other: " + " → ".join(loop))
+        visiting.append(module)
         best: tuple[str, ...] = ()
         for dep in sorted(graph.get(module, ())):
             chain = from_(dep)
             if len(chain) > len(best):
                 best = chain
+        visiting.pop()
         return (module, *best)
 
     return max((from_(m) for m in sorted(graph)), key=len, default=())
@@ -151,3 +163,8 @@ def test_the_longest_chain_is_found_in_a_table_of_graphs() -> None:
     ]
     for graph, want in cases:
         assert longest_chain(graph) == want, graph
+
+
+def test_a_loop_of_imports_is_named_not_followed_forever() -> None:
+    with pytest.raises(ImportCycle, match="b → c → b"):
+        longest_chain({"a": {"b"}, "b": {"c"}, "c": {"b"}})
