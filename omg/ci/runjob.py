@@ -5,10 +5,13 @@ remote holds them, and what its `publisher` recorded (the run job's word: checke
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from omg.ci.context import JobContext
 from omg.ci.handoff import Plan, Publish, bundle, nothing
 from omg.ci.publisher import Recorder
+
+if TYPE_CHECKING:
+    from omg.ci.context import JobContext
 
 
 def hand_off(ctx: JobContext, out: Path) -> str:
