@@ -44,6 +44,13 @@ def run_job(gh: Repo, name: str, event: dict[str, Any], out: Path, run: int, ext
     return ran
 
 
+def opened(gh: Repo, out: Path, extra: dict) -> tuple[dict[str, Any], Job]:
+    """PR #2 opened, and its run job (handing off into ``out``): the event, the job."""
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    event = gh.pr_event("opened", 2)
+    return event, run_job(gh, "pull_request", event, out, RUN, extra)
+
+
 def artifact(gh: Repo, out: Path, run: int, tamper: Callable[[Path], None] | None = None) -> Path:
     """The hand-off ``out`` up and down by name in workflow run ``run`` (``tamper``ed at the
     download, when given)."""
@@ -57,6 +64,18 @@ def artifact(gh: Repo, out: Path, run: int, tamper: Callable[[Path], None] | Non
 
 def publish(gh: Repo, name: str, event: dict[str, Any], into: Path, run: int, extra: dict) -> Job:
     return gh.run(name, event, run_id=run, extra=extra, command=("publish", str(into)))
+
+
+def by_hand(gh: Repo, name: str, data: bytes) -> str:
+    """Today's book on the remote, as a hand with push access might leave it: one file
+    ``name`` holding ``data``; its ref."""
+    origin = pygit2.Repository(str(gh.origin))
+    ref = "refs/omg/spend/day/" + datetime.now(UTC).strftime("%Y-%m-%d")
+    tree = origin.TreeBuilder()
+    tree.insert(name, origin.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
+    who = pygit2.Signature("Someone", "someone@example.com")
+    origin.references.create(ref, origin.create_commit(None, who, who, "by hand", tree.write(), []))
+    return ref
 
 
 def spent(gh: Repo, scope: str) -> tuple[float, set[str]]:
@@ -106,10 +125,8 @@ def test_a_run_job_that_rewrites_or_hands_off_its_book_changes_nothing_on_the_re
     github: Make, tmp_path: Path
 ) -> None:
     gh, claude, extra = repo(github, CAPPED, tmp_path)
-    gh.push_pr(2, {"code.txt": "v1\n"})
-    event = gh.pr_event("opened", 2)
     out = tmp_path / "up"
-    ran = run_job(gh, "pull_request", event, out, RUN, extra)
+    event, ran = opened(gh, out, extra)
     rid = ran.outputs["run-id"]
     assert len(claude.calls()) == 2
     # the run job's own book says $0 was spent: a commit of its checkout, on the book's ref
@@ -202,10 +219,8 @@ def test_a_publish_job_whose_day_book_moved_before_its_push_reads_it_again_and_l
     gh, claude, extra = repo(github, DAY, tmp_path)
     scope = "day/" + datetime.now(UTC).strftime("%Y-%m-%d")
     booked_elsewhere(gh, scope, "run-a", 0.5)
-    gh.push_pr(2, {"code.txt": "v1\n"})
-    event = gh.pr_event("opened", 2)
     out = tmp_path / "up"
-    ran = run_job(gh, "pull_request", event, out, RUN, extra)
+    event, ran = opened(gh, out, extra)
     assert len(claude.calls()) == 1
     raced: list[bytes] = []
 
@@ -226,12 +241,7 @@ def test_a_run_job_refuses_a_leg_whose_remote_book_cannot_be_read(
     github: Make, tmp_path: Path, name: str, data: bytes
 ) -> None:
     gh, claude, extra = repo(github, DAY, tmp_path)
-    origin = pygit2.Repository(str(gh.origin))
-    ref = "refs/omg/spend/day/" + datetime.now(UTC).strftime("%Y-%m-%d")
-    tree = origin.TreeBuilder()
-    tree.insert(name, origin.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
-    who = pygit2.Signature("Someone", "someone@example.com")
-    origin.references.create(ref, origin.create_commit(None, who, who, "by hand", tree.write(), []))
+    ref = by_hand(gh, name, data)
     gh.push_pr(2, {"code.txt": "v1\n"})
     ran = gh.run("pull_request", gh.pr_event("opened", 2), token=READ_TOKEN, run_id=RUN,
                  extra=extra, command=("leg", "--hand-off", str(tmp_path / "up")))  # fmt: skip
@@ -240,3 +250,20 @@ def test_a_run_job_refuses_a_leg_whose_remote_book_cannot_be_read(
     assert f"spend book {ref} on origin" in said  # never read as $0
     assert f"git push --force origin <commit>:{ref}" in said  # how to restore it
     assert claude.calls() == []
+
+
+def test_a_book_damaged_before_the_publish_job_fails_it_after_the_leg_landed(
+    github: Make, tmp_path: Path
+) -> None:
+    gh, _, extra = repo(github, DAY, tmp_path)
+    event, ran = opened(gh, tmp_path / "up", extra)
+    ref = by_hand(gh, "spend.json", b"not json")
+    origin = pygit2.Repository(str(gh.origin))
+    damaged = origin.references[ref].target
+    done = publish(gh, "pull_request", event, artifact(gh, tmp_path / "up", RUN), RUN, extra)
+    said = " ".join(done.stderr.split())
+    assert done.rc != 0 and "Traceback" not in said, said
+    assert f"the spend of run {ran.outputs['run-id']} was not booked: spend book {ref}" in said
+    assert gh.run_state(ran.outputs["run-id"])["status"] == "passed"  # the leg landed
+    assert "omg:sticky" in sticky(gh, 2)  # and was reported
+    assert origin.references[ref].target == damaged  # the damaged book stays for a person
