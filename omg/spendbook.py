@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypedDict
 
 from omg import strictjson
@@ -37,6 +37,31 @@ class Book(TypedDict):
 
     scope: str
     entries: dict[str, SpendEntry]
+
+
+#: An execution a record shows, as a book takes it: (entry key, node, usd).
+Spent = tuple[str, str, float]
+
+#: The events that carry an execution's spend.
+SPENDING = ("node_retried", "node_passed", "node_failed")
+
+
+def recorded(
+    run_id: str, events: Iterable[Mapping[str, object]], budgets: Mapping[str, float]
+) -> list[Spent]:
+    """What each spend of ``events`` (a run's record) books, as a leg books it: its cost, or
+    its node's ``budgets`` entry when the cost is unknown (the reservation stands) — keyed by
+    the run and the event's seq, so one record is never booked twice."""
+    out: list[Spent] = []
+    for ev in events:
+        cost, unknown = ev.get("cost_usd") or 0.0, bool(ev.get("cost_unknown"))
+        if ev.get("event") not in SPENDING or not isinstance(cost, int | float):
+            continue
+        node = str(ev.get("node_id", ""))
+        usd = max(float(cost), budgets.get(node, 0.0)) if unknown else float(cost)
+        if usd > 0 and math.isfinite(usd):
+            out.append((f"{run_id}:{node}:{ev.get('seq')}", node, round(usd, 10)))
+    return out
 
 
 def empty(scope: str) -> Book:

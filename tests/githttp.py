@@ -6,7 +6,7 @@ import base64
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +30,9 @@ class GitHttpServer:
     auth_seen: list[str] = field(default_factory=list)
     #: every request served, as "METHOD /path" (a push is a POST to …/git-receive-pack)
     requests: list[str] = field(default_factory=list)
+    #: called with each push's request body before ``git http-backend`` takes it (a race: a
+    #: ref moved by another job between this push's read and its write)
+    before_push: Callable[[bytes], None] | None = None
 
     def pushes(self) -> int:
         """How many pushes were served so far."""
@@ -93,6 +96,8 @@ def _handler(srv: GitHttpServer) -> type[BaseHTTPRequestHandler]:
                 return
             path, _, query = self.path.partition("?")
             srv.requests.append(f"{self.command} {path}")
+            if srv.before_push is not None and "receive-pack" in path and self.command == "POST":
+                srv.before_push(body)
             env = {
                 "PATH": os.environ["PATH"],
                 "HOME": str(srv.root),

@@ -64,6 +64,8 @@ class JobRuns:
         )
         if env.commits is None:
             raise UsageError(f"{env.root} is not a git checkout; run actions/checkout first")
+        if self.hand_off:  # the caps read the remote's books; the publish job writes them
+            env.commits.books_from = self.push
         if run is None and (self.runs_dir / run_id / "state.json").exists():
             run = open_run(self.runs_dir, run_id)
         pr = run.state.get("pull_request") if run is not None else None

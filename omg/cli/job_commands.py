@@ -58,6 +58,22 @@ OnScheduleOption = Annotated[
         "continue the runs whose wait for a limit or a day's cap is over.",
     ),
 ]
+PrBudget = Annotated[
+    float | None,
+    typer.Option(
+        "--pr-budget-usd",
+        envvar="OMG_PR_BUDGET_USD",
+        help="Spend cap over all runs of one pull request (replaces the graph's).",
+    ),
+]
+DayBudget = Annotated[
+    float | None,
+    typer.Option(
+        "--day-budget-usd",
+        envvar="OMG_DAY_BUDGET_USD",
+        help="Spend cap over all runs of the repository in one UTC day (replaces the graph's).",
+    ),
+]
 
 
 def prune_command(
@@ -119,22 +135,8 @@ def leg_command(
             "--max-jobs", envvar="OMG_MAX_JOBS", min=1, max=256, help="Fan-out: jobs a wave."
         ),
     ] = None,
-    pr_budget_usd: Annotated[
-        float | None,
-        typer.Option(
-            "--pr-budget-usd",
-            envvar="OMG_PR_BUDGET_USD",
-            help="Spend cap over all runs of one pull request (replaces the graph's).",
-        ),
-    ] = None,
-    day_budget_usd: Annotated[
-        float | None,
-        typer.Option(
-            "--day-budget-usd",
-            envvar="OMG_DAY_BUDGET_USD",
-            help="Spend cap over all runs of the repository in one UTC day (replaces the graph's).",
-        ),
-    ] = None,
+    pr_budget_usd: PrBudget = None,
+    day_budget_usd: DayBudget = None,
     limit_wait: Annotated[
         float | None,
         typer.Option(
@@ -191,6 +193,8 @@ def publish_command(
     dispatch_workflow: DispatchTo = None,
     on_schedule: OnScheduleOption = "continue",
     runs_dir: RunsDir = DEFAULT_RUNS,
+    pr_budget_usd: PrBudget = None,
+    day_budget_usd: DayBudget = None,
 ) -> None:
     """The publish job of a leg split in two: plan the trigger, answer and record what runs no
     node, verify the run job's hand-off of a leg, then push it and tell GitHub how the run
@@ -200,7 +204,8 @@ def publish_command(
     from omg.leg.loop import LegOptions
 
     args = LegArgs(
-        graph, run_id or None, LegOptions(), push, runs_dir, {}, dispatch_workflow or None,
+        graph, run_id or None, LegOptions(caps=_caps(pr_budget_usd, day_budget_usd)), push,
+        runs_dir, {}, dispatch_workflow or None,
         on_schedule=_on_schedule(on_schedule),
     )  # fmt: skip
     exit_with(publish(artifact, args))

@@ -164,6 +164,17 @@ class RecordOps(Handle):
             remotes.fetch(self._repo, remote, [f"{ref}:{tracking}"], self._tokens)
             return onefile.read(self._repo, tracking, "spend.json")
 
+    def take_book(self, remote: str, scope: str) -> None:
+        """The spend book of ``scope`` as ``remote`` holds it made this repository's own (none
+        there: none here), for a leg that reads the remote's books and writes none there."""
+        got = self.book(remote, scope)  # Unreadable when the remote's book is damaged
+        ref = spend_ref(scope)
+        with self._lock, translated(f"taking the spend book {ref} from {remote}", FIX):
+            if got is not None:
+                self._repo.references.create(ref, got[0], force=True)
+            elif self._repo.references.get(ref) is not None:
+                self._repo.references.delete(ref)
+
     def put_book(
         self, remote: str | None, scope: str, data: bytes, message: str, *, parent: str | None
     ) -> None:

@@ -51,6 +51,9 @@ class CapGuard:
     pr: int | None  # the pull request the run judges (None: no per-PR scope)
     approved: Callable[[], float]  # what writers approved beyond the caps for this run
     rehearsal: bool = False  # a rehearsal's stand-in costs go in books of their own
+    #: the remote each book is read from once, when the leg writes none there (the run job of a
+    #: leg split in two): its reservations then go in this repository's copy
+    books_from: str | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     warn: Callable[[str], None] = lambda _: None
     #: execution key → the scopes it holds a reservation in
@@ -59,6 +62,7 @@ class CapGuard:
     #: node → the least room its scopes had when it was admitted (what omg's model proxy
     #: holds its execution to)
     rooms: dict[str, float] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)  # books read from ``books_from`` already
 
     def scopes(self) -> list[tuple[CapScope, str, float]]:
         """(scope, book name, cap) of each cap that applies to the run now."""
@@ -118,6 +122,23 @@ class CapGuard:
         for _, book, _ in self.scopes():
             self._read(book)
 
+    def book_spent(self, spent: list[spendbook.Spent]) -> None:
+        """Append executions to every scope's book, settled at what they cost — the publish
+        job's, from the verified record; an entry the book holds already is left as it is."""
+        if not spent:
+            return
+        at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+        def change(book: spendbook.Book) -> spendbook.Book:
+            for key, node, usd in spent:
+                if key not in book["entries"]:
+                    book = spendbook.reserve(book, key, self.run_id, node, usd, at)
+                    book = spendbook.settle(book, key, usd)
+            return book
+
+        for _, book, _ in self.scopes():
+            self._update(book, change, f"book {len(spent)} executions")
+
     def standing(self) -> list[CappedRecord]:
         """Each cap that applies, with what its scope has spent (for the report)."""
         out: list[CappedRecord] = []
@@ -145,8 +166,11 @@ class CapGuard:
         from omg.git.names import spend_ref
 
         ref = spend_ref(book)
-        where = ref if self.remote is None else f"{ref} on {self.remote}"
-        fix = spendbook.repair(ref, self.remote)
+        source = self.books_from if self.remote is None else self.remote  # whose book it is
+        where = ref if source is None else f"{ref} on {source}"
+        fix = spendbook.repair(ref, source)
+        if self.books_from is not None and book not in self.taken:
+            self._take(book)
         try:
             got = self.repo.book(self.remote, book)
         except Unreadable as exc:
@@ -154,6 +178,22 @@ class CapGuard:
         if got is None:
             return None, spendbook.empty(book)
         return got[0], spendbook.parse(got[1], book, where, fix)
+
+    def _take(self, book: str) -> None:
+        """The book of scope ``book`` as ``books_from`` holds it, made this repository's own;
+        one that cannot be fetched or read is refused (a StateError) — never $0."""
+        from omg.git.names import spend_ref
+
+        assert self.books_from is not None
+        ref = spend_ref(book)
+        where, fix = f"{ref} on {self.books_from}", spendbook.repair(ref, self.books_from)
+        try:
+            self.repo.take_book(self.books_from, book)
+        except Unreadable as exc:
+            raise StateError(f"spend book {where} {exc.problem}; {fix}") from None
+        except OmgError as exc:
+            raise StateError(f"spend book {where} cannot be read: {exc}; {fix}") from None
+        self.taken.add(book)
 
     def _reserve(self, book: str, key: str, node: str, usd: float, cap: float) -> float | None:
         """Reserve in ``book``; the book's spend when its cap is reached instead (None: held)."""

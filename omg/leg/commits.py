@@ -142,6 +142,9 @@ class RunCommits:
         self.lease: lease.LegLease | None = None
         self.lease_times = lease.Times()
         self._fetched = False  # the run's refs were fetched for this leg already
+        #: the remote the spend books are read from before the leg, when it pushes to none (the
+        #: run job of a leg split in two: its caps see every run's spend)
+        self.books_from: str | None = None
 
     def take_lease(self, rec: Recorder) -> None:
         """Hold the run across machines for this leg: with ``--push`` take its lease (refused

@@ -404,6 +404,7 @@ def _cap_guard(
     return CapGuard(
         repo=env.commits.repo,
         remote=env.commits.push_remote,
+        books_from=env.commits.books_from,
         run_id=rec.rundir.run_id,
         caps=caps,
         pr=pr["number"] if pr is not None else None,

@@ -236,3 +236,38 @@ def test_a_damaged_day_book_on_the_remote_is_refused_and_no_agent_runs(
     assert f"git push --force origin <commit>:{ref}" in said  # how to restore it
     assert claude.calls() == []  # never an agent node against a book that cannot be read
     assert not (work / ".omg" / "runs" / "r" / "events.jsonl").exists()  # nor a byte recorded
+
+
+@pytest.mark.parametrize(
+    ("events", "booked"),
+    [
+        (
+            [{"event": "node_passed", "seq": 4, "node_id": "a", "cost_usd": 0.2}],
+            [("r:a:4", "a", 0.2)],
+        ),
+        # a retry's spend and the final one are each booked; an unknown cost books the node's
+        # budget_usd (its reservation stands), or what was reported when that is more
+        (
+            [
+                {"event": "node_retried", "seq": 5, "node_id": "a", "cost_usd": 0.1},
+                {"event": "node_failed", "seq": 6, "node_id": "a", "cost_unknown": True},
+                {
+                    "event": "node_passed",
+                    "seq": 7,
+                    "node_id": "b",
+                    "cost_usd": 2.0,
+                    "cost_unknown": True,
+                },
+            ],
+            [("r:a:5", "a", 0.1), ("r:a:6", "a", 1.0), ("r:b:7", "b", 2.0)],
+        ),
+        # nothing spent, or no execution: nothing booked
+        ([{"event": "node_passed", "seq": 8, "node_id": "s", "cost_usd": 0.0}], []),
+        ([{"event": "run_started", "seq": 1, "cost_usd": 5.0}], []),
+        ([{"event": "node_passed", "seq": 9, "node_id": "a", "cost_usd": "5"}], []),
+    ],
+)
+def test_a_record_books_each_spend_it_carries_keyed_by_its_seq(
+    events: list[dict[str, object]], booked: list[spendbook.Spent]
+) -> None:
+    assert spendbook.recorded("r", events, {"a": 1.0, "b": 0.5}) == booked
