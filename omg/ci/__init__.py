@@ -31,7 +31,8 @@ comment, status and dispatch it would send into the hand-off — and its leg pus
 publish job (`omg publish DIR`): the trigger planned anew, what runs no node done on its own
 (`act`), and for a leg the run's refs asked of the remote, `handoff.verify`, then `apply`, and
 GitHub told how the run stands from the verified record; a refusal lands nothing and says why
-on the pull request.
+on the pull request. `booking` books a verified leg's (or a folded wave's) spend on the
+remote's spend books, from the record, never from books the run job kept.
 
 `ci/` sits between `cli/` and `leg/`, and is the only package besides `cli/` that imports
 `github/`.

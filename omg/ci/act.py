@@ -367,13 +367,19 @@ def _fold(ctx: JobContext, look: Look, a: Fold) -> JobOutcome:
     wave = gather(
         repo, args.push, run.graph, state, head, max_jobs=args.max_jobs, warn=ctx.say, taken=taken
     )
+    seq = state["seq"]
     try:
         end = fold_wave(rid, env, wave, ctx.stamp())
     except MovedOn as lost:
         _lost(ctx, look, rid, lost)
         return report(ctx, None, rid, number)
+    booked = True
     if taken is None:
         drop(repo, args.push, rid, wave, ctx.say)
+    else:  # the matrix jobs wrote no book: the wave's spend, from the records it verified
+        from omg.ci.booking import book_spend
+
+        booked = book_spend(ctx, run, seq)
     ctx.say(f"omg: run {rid}: folded {', '.join(wave.folded) or 'nothing'}")
     if wave.missing:
         ctx.notes.append(f"no record from {', '.join(wave.missing)}: planned again")
@@ -382,7 +388,8 @@ def _fold(ctx: JobContext, look: Look, a: Fold) -> JobOutcome:
     held = fanout.stuck(end, state)
     if held:
         ctx.notes.append(held)
-    return report(ctx, end, None, number, held=held)
+    outcome = report(ctx, end, None, number, held=held)
+    return outcome if booked else worst(outcome, "failed")
 
 
 def _take(ctx: JobContext, entries: Path, rid: str, graph: Graph, state: State) -> Taken:

@@ -153,6 +153,8 @@ def run_entry(
         wave_base=head,
         previous=previous,
     )
+    if hand_off is not None:  # its caps read the remote's books; the fold books the wave
+        commits.books_from = remote
     env.commits = commits
 
     # a matrix job runs its entry whole (--max-nodes caps a leg, not an entry) and leaves the

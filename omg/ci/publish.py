@@ -30,6 +30,7 @@ from omg.ci.actions import (
     Start,
     Supersede,
 )
+from omg.ci.booking import book_spend
 from omg.ci.context import JobContext, LegArgs, Say
 from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
 from omg.ci.handoff.canary import DIGESTS
@@ -44,7 +45,6 @@ from omg.github.env import actions
 from omg.github.event import Dispatch, PullRequest, read_trigger
 from omg.github.markdown import code
 from omg.kinds import JobOutcome
-from omg.leg.run import Run
 from omg.records import LegRecord
 
 
@@ -164,7 +164,7 @@ def take(
     )
     ctx.runs.fetch(rid, replace=True)
     look.refetch(rid)
-    booked = _book_spend(ctx, look.run(rid), seq)
+    booked = book_spend(ctx, look.run(rid), seq)
     _wait(ctx, rid, look.run(rid).state["legs"])
     outcome = report(ctx, None, rid, number, idle=not checked.moves)
     return outcome if booked else worst(outcome, "failed")
@@ -178,37 +178,6 @@ def _wait(ctx: JobContext, rid: str, legs: list[LegRecord]) -> None:
 
     commits = ctx.runs.commits(rid)
     post_wait(commits.repo, ctx.args.push, rid, legs)
-
-
-def _book_spend(ctx: JobContext, run: Run, seq: int) -> bool:
-    """This leg's spend appended to the remote's books, from the verified record — the events
-    after ``seq`` (this job's plan) — never from the run job's books, which never cross; False
-    (said, and the job fails once it has reported) when a book could not be written."""
-    from omg import spendbook
-    from omg.leg.caps import CapGuard, SpendCaps
-
-    state, given = run.state, ctx.args.limits.caps or SpendCaps()
-    graph = state["graph"]
-    caps = SpendCaps(
-        given.pr_usd if given.pr_usd is not None else graph.get("pr_budget_usd"),
-        given.day_usd if given.day_usd is not None else graph.get("day_budget_usd"),
-    )
-    budgets = {n["id"]: float(n.get("budget_usd") or 0.0) for n in graph.get("nodes", [])}
-    events = (ev for ev in run.rundir.read_events() if int(ev["seq"]) > seq)
-    spent = spendbook.recorded(run.rundir.run_id, events, budgets)
-    if not caps or not spent:
-        return True
-    pr = state.get("pull_request")
-    try:
-        CapGuard(
-            repo=ctx.runs.commits(run.rundir.run_id).repo, remote=ctx.args.push,
-            run_id=run.rundir.run_id, caps=caps, pr=pr["number"] if pr is not None else None,
-            approved=lambda: 0.0, rehearsal=bool(state.get("rehearsal")),
-        ).book_spent(spent)  # fmt: skip
-    except OmgError as exc:
-        ctx.say(f"omg: the spend of run {run.rundir.run_id} was not booked: {exc}")
-        return False
-    return True
 
 
 def _expected(ctx: JobContext, rid: str, graph: str | None, head: str | None) -> Expected:

@@ -8,15 +8,18 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
 import pytest
+from kit import ScriptedClaude
 
 from omg.ci.handoff import Plan, bundle, nothing
 
 from .kit import READ_TOKEN, Job, Repo
 from .test_fanout import LANES, TWELVE, WIDE, comparable, plan, records, solo, starts
+from .test_two_jobs_caps import spent
 
 Make = Callable[[str], Repo]
 RUN = 8200  # the workflow run the wave's jobs belong to (its artifacts are per run)
@@ -243,3 +246,51 @@ def test_a_tampered_entry_hand_off_is_refused_by_the_fold_and_the_rest_of_the_wa
     assert "evil.sh" not in tree and tree["artifacts/t03.out"].filemode == 0o100644
     again = handed_wave(gh, "wide", tmp_path)[1]  # the refused entry is planned again
     assert again.rc == 0 and gh.run_state("wide")["nodes"]["t01"]["verdict"] == "PASS"
+
+
+CAPPED_WAVES = """\
+name: capped
+day_budget_usd: 0.05
+nodes:
+  - id: a
+    prompt: Do a.
+  - id: b
+    prompt: Do b.
+  - id: c
+    prompt: Do c.
+    depends_on: [a, b]
+"""
+
+
+def test_a_handed_off_wave_books_its_spend_and_the_next_waves_matrix_job_sees_it(
+    github: Make, tmp_path: Path
+) -> None:
+    """The matrix jobs write no book: the fold books the wave's spend from the records it
+    verified, and a later wave's matrix job reads the remote's book, so a day's cap holds."""
+    claude = ScriptedClaude(tmp_path / "claude")
+    claude.replies([{"result": "DONE", "cost": 0.03}])
+    gh, extra = github(CAPPED_WAVES), {"OMG_CLAUDE_BIN": str(claude.bin)}
+    day = "day/" + datetime.now(UTC).strftime("%Y-%m-%d")
+    for wave in (1, 2):
+        p = plan(gh, "capped")
+        assert p.rc == 0, p.stderr
+        base = p.outputs["base"]
+        gh.api.artifacts.pop(RUN, None)  # a new wave is a new workflow run
+        for e in json.loads(p.outputs["matrix"])["include"]:
+            out = tmp_path / f"up-{wave}-{e['node']}"
+            job = gh.run(
+                "workflow_dispatch", gh.dispatch_event({"run-id": "capped"}), command=("leg",),
+                workflow="omg-fanout.yml", token=READ_TOKEN, run_id=RUN,
+                extra={"OMG_RUN_ID": "capped", "OMG_NODE": e["node"], "OMG_BASE": base,
+                       "OMG_HAND_OFF": str(out), **extra},
+            )  # fmt: skip
+            assert job.rc in (0, 1), job.stderr
+            gh.api.upload(RUN, artifact("capped", e["node"]), out)
+        fold = fold_job(gh, "capped", base, tmp_path)
+        assert fold.rc == 0, fold.stderr
+        if wave == 1:
+            assert len(claude.calls()) == 2  # a and b, each on its own machine
+            assert spent(gh, day) == (0.06, {"capped"})  # booked by the fold, from the record
+    assert len(claude.calls()) == 2  # c's matrix job saw the day's $0.06 of $0.05: not started
+    assert "c" not in gh.run_state("capped")["nodes"]
+    assert spent(gh, day) == (0.06, {"capped"})
