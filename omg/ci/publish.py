@@ -6,7 +6,8 @@ supersede, a cleared wait) on its own. For a leg it asks the remote where the ru
 verifies the run job's hand-off against that (`handoff.verify`), pushes it, and then tells
 GitHub how the run stands from the verified record (the sticky comment, the status, the next
 leg's dispatch): the run job's words are never sent. A refused hand-off lands nothing: a
-failure status and a comment say why, and the job is refused."""
+failure status and a comment say why, and the job is refused. A sound hand-off whose run another
+leg moved first lost a race: it lands nothing, and the run is reported as the remote holds it."""
 
 from __future__ import annotations
 
@@ -36,10 +37,12 @@ from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
 from omg.ci.handoff.canary import DIGESTS
 from omg.ci.handoff.manifest import MANIFEST
 from omg.ci.handoff.trees import Ruling
+from omg.ci.handoff.verify import claimed
 from omg.ci.look import Look
 from omg.ci.planners import plan
 from omg.ci.report_md import marker
 from omg.errors import OmgError, StateError, UsageError
+from omg.git.names import run_ref
 from omg.github.commitstatus import context
 from omg.github.env import actions
 from omg.github.event import Dispatch, PullRequest, read_trigger
@@ -101,6 +104,8 @@ def carry(ctx: JobContext, look: Look, a: Action, found: dict[str, Path]) -> Job
                 progress=lambda: look.progress(a.run_id),
                 recorded=lambda command: look.recorded(a.run_id, "run_started", command),
             )  # fmt: skip
+            if isinstance(decided, Resume):  # its hand-off may have lost a race: judged again
+                return take(ctx, look, decided, found, judged=a)
             return carry(ctx, look, decided, found)
         case Start() | Resume() | ApproveSpend():
             return take(ctx, look, a, found)
@@ -130,10 +135,16 @@ def _continue_waits(
 
 
 def take(
-    ctx: JobContext, look: Look, a: Start | Resume | ApproveSpend, found: dict[str, Path]
+    ctx: JobContext,
+    look: Look,
+    a: Start | Resume | ApproveSpend,
+    found: dict[str, Path],
+    judged: Apply | None = None,
 ) -> JobOutcome:
     """The leg ``a`` plans, from the run job's hand-off: verified against this job's plan, then
-    pushed; GitHub told how the run stands from the record that landed."""
+    pushed; GitHub told how the run stands from the record that landed. A hand-off that lost
+    its race to another leg (``_then``) is verified against its own start and dropped
+    (``_lost``). ``judged``: the comment ``a`` answers, when one."""
     rid = a.run_id
     artifact = found.get(rid) or found.get("*") or found.get("")
     if artifact is None:
@@ -153,10 +164,14 @@ def take(
     if pr is not None:  # the head the lanes start from, fetched as the run job fetched it
         ctx.runs.pr_base(ctx.runs.commits(rid).repo, pr)
     expected = replace(_expected(ctx, rid, graph, head), seq=seq, decisions=decisions)
-    checked = verify(artifact, Path.cwd(), expected)
+    then = _then(look, rid, artifact, expected, judged)
+    checked = verify(artifact, Path.cwd(), then or expected)
     if isinstance(checked, Refused):
         _refused(ctx, checked, number, head, graph or rid)
         raise HandoffRefused(checked.message)
+    if then is not None:
+        checked.discard()
+        return _lost(ctx, look, a, number, judged)
     apply(checked, ctx.args.push, ctx.runs.tokens)
     ctx.say(
         f"omg: run {checked.run_id} leg {checked.leg}: pushed {len(checked.moves)} refs "
@@ -168,6 +183,58 @@ def take(
     _wait(ctx, rid, look.run(rid).state["legs"])
     outcome = report(ctx, None, rid, number, idle=not checked.moves)
     return outcome if booked else worst(outcome, "failed")
+
+
+def _then(
+    look: Look, rid: str, artifact: Path, expected: Expected, judged: Apply | None
+) -> Expected | None:
+    """The hand-off's own plan when another leg moved the run on the remote since its run job
+    started: every ref it moves said to move from a commit the remote's ref now descends from
+    (the run's branch from none: another leg started the run), the seq the run stood at there,
+    and the decision this job judged for the comment. None when the remote stands where the
+    hand-off says, or the hand-off's word is no such race: it is verified against the remote."""
+    from omg.git.pack import descends
+
+    root, mine = Path.cwd(), run_ref(rid)
+    said = claimed(artifact, expected.limits)
+    if mine not in said or said[mine] == expected.refs.get(mine):
+        return None
+    for ref, old in said.items():
+        now = expected.refs.get(ref)
+        if old != now and (now is None or (old is not None and not descends(root, now, old))):
+            return None
+    seq, start = 0, said[mine]
+    if start is not None:
+        at = look.state_at(rid, start)
+        if at is None or at[0] != rid:
+            return None
+        seq = at[1]
+    decisions = expected.decisions
+    if judged is not None and judged.command.verb in ("approve", "reject"):
+        d = comment.decision_of(judged.command, judged.to.login)
+        decisions = ((d.gate, d.approve, d.by, d.reason),)
+    refs = {ref: old for ref, old in said.items() if old is not None}
+    return replace(expected, refs=refs, seq=seq, decisions=decisions)
+
+
+def _lost(
+    ctx: JobContext,
+    look: Look,
+    a: Start | Resume | ApproveSpend,
+    number: int | None,
+    judged: Apply | None,
+) -> JobOutcome:
+    """A sound hand-off whose run another leg moved first: nothing of it lands, and the run is
+    reported as the remote holds it — the winner's record, whose publish job dispatched the
+    next leg if work was left. A decision this job judged still to apply (the run moved while
+    it was judged) was not applied: its comment is told to decide again."""
+    rid = a.run_id
+    ctx.note(f"another leg advanced run {rid} first; nothing of this leg landed")
+    if judged is not None and isinstance(a, Resume) and a.decision is not None:
+        ctx.note(f"{judged.command.text!r} was not applied; decide again on the run as it "
+                 "stands")  # fmt: skip
+    look.refetch(rid)
+    return report(ctx, None, rid, number, judged.to if judged else None, idle=True)
 
 
 def _wait(ctx: JobContext, rid: str, legs: list[LegRecord]) -> None:

@@ -327,6 +327,19 @@ def remote_run_refs(
     return dict(sorted(out.items()))
 
 
+def descends(repo_path: Path, new: str, old: str) -> bool:
+    """Whether commit ``new`` descends from commit ``old`` (or is it) in the repository at
+    ``repo_path``; False when either is not there."""
+    repo = pygit2.Repository(str(repo_path))
+    try:
+        a, b = pygit2.Oid(hex=new), pygit2.Oid(hex=old)
+    except ValueError:
+        return False
+    if a not in repo or b not in repo:
+        return False
+    return a == b or bool(repo.descendant_of(a, b))
+
+
 def head_commit(repo_path: Path) -> str:
     """The commit the checkout at ``repo_path`` stands on."""
     return str(pygit2.Repository(str(repo_path)).head.target)

@@ -61,6 +61,17 @@ def verify(artifact: Path, repo_root: Path, expected: Expected) -> Verified | Re
         return Refused(found.reason, mask(found.where), mask(found.why))
 
 
+def claimed(artifact: Path, limits: Limits | None = None) -> dict[str, str | None]:
+    """Where the hand-off in ``artifact`` says each ref it moves stood when its leg started
+    (ref → old commit, None: none yet) — its word, to be checked; {} when its manifest cannot
+    be read (``verify`` then says why)."""
+    try:
+        manifest = parse(_files(artifact, limits or Limits())[0])
+    except (Refusal, ValueError):
+        return {}
+    return {r["ref"]: r["old"] for r in manifest["refs"]}
+
+
 def _verify(artifact: Path, repo_root: Path, expected: Expected) -> Verified:
     limits = expected.limits
     raw_manifest, data = _files(artifact, limits)
