@@ -53,7 +53,7 @@ _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
 @dataclass(frozen=True)
-class LegArgs:
+class RunLine:
     """`omg run`'s or `omg resume`'s parameters as the typer command would receive them;
     ``first``: the graph file (run) or the run id (resume)."""
 
@@ -73,7 +73,7 @@ class LegArgs:
     retry_failed: bool = False
 
 
-class _LegOptions(TypedDict):
+class _RunOptions(TypedDict):
     """The keywords `cli/runs`' run and resume share."""
 
     runs_dir: Path
@@ -90,7 +90,7 @@ class _Unusual(Exception):
     """A command line for typer to answer."""
 
 
-def parse(args: list[str], env: Mapping[str, str]) -> LegArgs | None:
+def parse(args: list[str], env: Mapping[str, str]) -> RunLine | None:
     """``args`` (the command's name first) as `omg run` or `omg resume` takes them, or None
     when typer should answer."""
     try:
@@ -99,7 +99,7 @@ def parse(args: list[str], env: Mapping[str, str]) -> LegArgs | None:
         return None
 
 
-def _parse(args: list[str], env: Mapping[str, str]) -> LegArgs:
+def _parse(args: list[str], env: Mapping[str, str]) -> RunLine:
     if not args or args[0] not in COMMANDS or any(name in env for name in TYPER_ENV):
         raise _Unusual
     valued, flags = COMMANDS[args[0]]
@@ -127,7 +127,7 @@ def _parse(args: list[str], env: Mapping[str, str]) -> LegArgs:
         raise _Unusual
     rehearse = given.get("rehearse")
     minutes = given.get("max_minutes")
-    return LegArgs(
+    return RunLine(
         args[0],
         first,
         inputs,
@@ -162,18 +162,18 @@ def _plain(text: str, form: re.Pattern[str]) -> str:
     return text
 
 
-def run(given: LegArgs) -> None:
+def run(given: RunLine) -> None:
     """The command, under the one error handler; exits as the typer app would (an interrupt
     130, a closed stdout 1)."""
     guarded(lambda: sys.exit(_leg(given)), {})
 
 
-def _leg(given: LegArgs) -> int:
+def _leg(given: RunLine) -> int:
     try:
         from omg.cli import runs
         from omg.cli.inputs import parse_inputs
 
-        opts: _LegOptions = {
+        opts: _RunOptions = {
             "runs_dir": given.runs_dir,
             "concurrency": given.concurrency,
             "max_minutes": given.max_minutes,

@@ -90,7 +90,7 @@ def typer_reads(command: str, argv: list[str]) -> dict[str, Any]:
     return params
 
 
-def fast_reads(given: fastrun.LegArgs) -> dict[str, Any]:
+def fast_reads(given: fastrun.RunLine) -> dict[str, Any]:
     """What the fast path read, named as typer names it for the command."""
     read = dataclasses.asdict(given)
     command, first = read.pop("command"), read.pop("first")
