@@ -164,22 +164,26 @@ class RecordOps(Handle):
             remotes.fetch(self._repo, remote, [f"{ref}:{tracking}"], self._tokens)
             return onefile.read(self._repo, tracking, "spend.json")
 
-    def take_book(self, remote: str, scope: str) -> None:
+    def take_book(self, remote: str, scope: str) -> str | None:
         """The spend book of ``scope`` as ``remote`` holds it made this repository's own (none
-        there: none here), for a leg that reads the remote's books and writes none there."""
+        there: none here), for a leg that reads the remote's books and writes none there; its
+        commit (None: no book)."""
         got = self.book(remote, scope)  # Unreadable when the remote's book is damaged
         ref = spend_ref(scope)
         with self._lock, translated(f"taking the spend book {ref} from {remote}", FIX):
             if got is not None:
                 self._repo.references.create(ref, got[0], force=True)
-            elif self._repo.references.get(ref) is not None:
+                return got[0]
+            if self._repo.references.get(ref) is not None:
                 self._repo.references.delete(ref)
+            return None
 
     def put_book(
         self, remote: str | None, scope: str, data: bytes, message: str, *, parent: str | None
-    ) -> None:
+    ) -> str:
         """Write the book of ``scope`` as a child of ``parent`` (the commit read): pushed to
-        ``remote``, or swapped in here; MovedOn when another leg wrote it first."""
+        ``remote``, or swapped in here; its new commit; MovedOn when another leg wrote it
+        first."""
         ref = spend_ref(scope)
         with self._lock, translated(f"writing the spend book {ref}", FIX):
             author = signature(self._repo, self._env, "AUTHOR")
@@ -191,9 +195,10 @@ class RecordOps(Handle):
             if remote is None:
                 if not onefile.swap_local(self._repo, ref, new, parent):
                     raise MovedOn(f"the spend book {ref} moved while this leg wrote it")
-                return
+                return str(new)
             self._repo.references.create(ref, new, force=True)  # ours: the push is the swap
             remotes.push(self._repo, remote, [f"{ref}:{ref}"], self._tokens)
+            return str(new)
 
     def put_wait(self, remote: str, run_id: str, data: bytes, message: str) -> None:
         """Record on ``remote`` that run ``run_id`` waits (``wait.json``), for the schedule."""

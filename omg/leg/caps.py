@@ -62,7 +62,9 @@ class CapGuard:
     #: node → the least room its scopes had when it was admitted (what omg's model proxy
     #: holds its execution to)
     rooms: dict[str, float] = field(default_factory=dict)
-    taken: set[str] = field(default_factory=set)  # books read from ``books_from`` already
+    #: book → its commit in this repository as this leg last left it, for each book read from
+    #: ``books_from``: a node runs in this checkout and could move the ref; a moved one is refused
+    taken: dict[str, str | None] = field(default_factory=dict)
 
     def scopes(self) -> list[tuple[CapScope, str, float]]:
         """(scope, book name, cap) of each cap that applies to the run now."""
@@ -175,6 +177,11 @@ class CapGuard:
             got = self.repo.book(self.remote, book)
         except Unreadable as exc:
             raise StateError(f"spend book {where} {exc.problem}; {fix}") from None
+        if book in self.taken and (got[0] if got else None) != self.taken[book]:
+            raise StateError(
+                f"spend book {ref} was moved in this checkout while the leg ran, not by omg; "
+                "its caps cannot be trusted, so nothing more is admitted: run the leg again"
+            )
         if got is None:
             return None, spendbook.empty(book)
         return got[0], spendbook.parse(got[1], book, where, fix)
@@ -188,12 +195,18 @@ class CapGuard:
         ref = spend_ref(book)
         where, fix = f"{ref} on {self.books_from}", spendbook.repair(ref, self.books_from)
         try:
-            self.repo.take_book(self.books_from, book)
+            self.taken[book] = self.repo.take_book(self.books_from, book)
         except Unreadable as exc:
             raise StateError(f"spend book {where} {exc.problem}; {fix}") from None
         except OmgError as exc:
             raise StateError(f"spend book {where} cannot be read: {exc}; {fix}") from None
-        self.taken.add(book)
+
+    def _put(self, book: str, data: bytes, message: str, parent: str | None) -> None:
+        """Write ``book`` (MovedOn when another leg wrote it first); a book read from
+        ``books_from`` remembers the commit this leg left it at."""
+        new = self.repo.put_book(self.remote, book, data, message, parent=parent)
+        if book in self.taken:
+            self.taken[book] = new
 
     def _reserve(self, book: str, key: str, node: str, usd: float, cap: float) -> float | None:
         """Reserve in ``book``; the book's spend when its cap is reached instead (None: held)."""
@@ -207,10 +220,7 @@ class CapGuard:
             at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
             new = spendbook.reserve(current, key, self.run_id, node, usd, at)
             try:
-                self.repo.put_book(
-                    self.remote, book, spendbook.dumps(new), f"reserve {node} ({self.run_id})",
-                    parent=parent,
-                )  # fmt: skip
+                self._put(book, spendbook.dumps(new), f"reserve {node} ({self.run_id})", parent)
                 return None
             except MovedOn:
                 continue  # another leg wrote the book first: read it again
@@ -223,10 +233,7 @@ class CapGuard:
             parent, current = self._read(book)
             new = change(current)
             try:
-                self.repo.put_book(
-                    self.remote, book, spendbook.dumps(new), f"{what} ({self.run_id})",
-                    parent=parent,
-                )  # fmt: skip
+                self._put(book, spendbook.dumps(new), f"{what} ({self.run_id})", parent)
                 return
             except MovedOn:
                 continue

@@ -267,3 +267,32 @@ def test_a_book_damaged_before_the_publish_job_fails_it_after_the_leg_landed(
     assert gh.run_state(ran.outputs["run-id"])["status"] == "passed"  # the leg landed
     assert "omg:sticky" in sticky(gh, 2)  # and was reported
     assert origin.references[ref].target == damaged  # the damaged book stays for a person
+
+
+FORGING = """\
+name: pr
+pr_budget_usd: 0.05
+nodes:
+  - id: impl
+    prompt: Implement it.
+  - id: forge
+    depends_on: [impl]
+    run: git update-ref -d refs/omg/spend/pr/2
+  - id: review
+    depends_on: [forge]
+    prompt: Review it.
+"""
+
+
+def test_a_node_that_moves_the_run_jobs_copy_of_a_book_gets_no_more_admitted(
+    github: Make, tmp_path: Path
+) -> None:
+    """The run job keeps its reservations in the checkout's copy of each book, where a node
+    can reach it: a copy moved behind omg's back admits nothing more, never a fresh budget."""
+    gh, claude, extra = repo(github, FORGING, tmp_path)
+    gh.push_pr(2, {"code.txt": "v1\n"})
+    event = gh.pr_event("opened", 2)
+    ran = gh.run("pull_request", event, token=READ_TOKEN, run_id=RUN, extra=extra,
+                 command=("leg", "--hand-off", str(tmp_path / "up")))  # fmt: skip
+    assert len(claude.calls()) == 1, ran.stderr  # impl ran; review was never admitted
+    assert "was moved in this checkout while the leg ran" in ran.stderr
