@@ -87,6 +87,17 @@ def handoffs(artifact: Path) -> dict[str, Path]:
     return {name: artifact / name for name in names}
 
 
+def _lone(found: dict[str, Path], rid: str) -> Path | None:
+    """The one hand-off of ``found`` when it is run ``rid``'s to judge: it moves that run's
+    branch, or says nothing readable (the check then says why). A lone hand-off of another
+    run (the run job planned another head or wait than this job does) is none of this run's."""
+    whole = found.get("*") or found.get("")
+    if whole is None:
+        return None
+    said = claimed(whole)
+    return whole if not said or run_ref(rid) in said else None
+
+
 def carry(ctx: JobContext, look: Look, a: Action, found: dict[str, Path]) -> JobOutcome:
     """Do ``a`` as the publish job may: what runs no node itself, a leg from its hand-off."""
     match a:
@@ -146,7 +157,7 @@ def take(
     its race to another leg (``_then``) is verified against its own start and dropped
     (``_lost``). ``judged``: the comment ``a`` answers, when one."""
     rid = a.run_id
-    artifact = found.get(rid) or found.get("*") or found.get("")
+    artifact = found.get(rid) or _lone(found, rid)
     if artifact is None:
         ctx.note(f"the run job handed off no leg of run {rid}: nothing of it to publish")
         return "clean"

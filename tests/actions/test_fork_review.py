@@ -210,3 +210,26 @@ def test_a_readers_review_of_a_fork_in_two_jobs_runs_nothing(
     assert gh.run_branches() == [] and ran.outputs["status"] == "skipped"
     said = replies(gh)
     assert len(said) == 1 and "omg refused `/omg review`" in said[0]
+
+
+def test_a_fork_push_between_the_two_jobs_of_a_review_lands_nothing_and_refuses_nothing(
+    github: Make, tmp_path: Path
+) -> None:
+    """The run job ran the head it read; the fork pushed before the publish job, which plans
+    the new head's run: the hand-off is another run's, so nothing of it lands and no head is
+    marked refused."""
+    gh = github(BASE_GRAPH)
+    first = fork_pr(gh, {"code.txt": "v1\n"})
+    out, into = tmp_path / "up", tmp_path / "down"
+    ran = gh.run("issue_comment", review(gh), token=READ_TOKEN, run_id=8400,
+                 command=("leg", "--hand-off", str(out)))  # fmt: skip
+    assert ran.rc == 0 and ran.outputs["run-id"] == f"pr-2-pr-{first[:7]}", ran.stderr
+    gh.api.upload(8400, "omg-handoff-a8400", out)
+    gh.api.download(8400, "omg-handoff-a8400", into)
+    second = fork_pr(gh, {"code.txt": "v2\n"})
+    done = gh.run("issue_comment", review(gh), run_id=8400, command=("publish", str(into)))
+    assert done.rc == 0, done.stderr
+    assert "refused" not in done.stderr
+    assert all(s["state"] != "failure" for h in (first, second)
+               for s in gh.api.statuses.get(h, []))  # fmt: skip
+    assert gh.run_branches() == []
