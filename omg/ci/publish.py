@@ -188,7 +188,6 @@ def take(
         f"omg: run {checked.run_id} leg {checked.leg}: pushed {len(checked.moves)} refs "
         f"({checked.objects} objects, {checked.pack_bytes:,} bytes)"
     )
-    ctx.runs.fetch(rid, replace=True)
     look.refetch(rid)
     booked = book_spend(ctx, look.run(rid), seq)
     _wait(ctx, rid, look.run(rid).state["legs"])
