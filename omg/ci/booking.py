@@ -20,11 +20,10 @@ def book_spend(ctx: JobContext, run: Run, seq: int) -> bool:
     from omg import spendbook
     from omg.leg.caps import CapGuard, SpendCaps
 
-    state, given = run.state, ctx.args.limits.caps or SpendCaps()
+    state = run.state
     graph = state["graph"]
-    caps = SpendCaps(
-        given.pr_usd if given.pr_usd is not None else graph.get("pr_budget_usd"),
-        given.day_usd if given.day_usd is not None else graph.get("day_budget_usd"),
+    caps = (ctx.args.limits.caps or SpendCaps()).over(
+        graph.get("pr_budget_usd"), graph.get("day_budget_usd")
     )
     budgets = {n["id"]: float(n.get("budget_usd") or 0.0) for n in graph.get("nodes", [])}
     events = (ev for ev in run.rundir.read_events() if int(ev["seq"]) > seq)

@@ -39,6 +39,14 @@ class SpendCaps:
     def __bool__(self) -> bool:
         return self.pr_usd is not None or self.day_usd is not None
 
+    def over(self, pr_usd: float | None, day_usd: float | None) -> SpendCaps:
+        """These caps (a leg's own: the action's inputs) over a graph's: each one unset here
+        is the graph's."""
+        return SpendCaps(
+            self.pr_usd if self.pr_usd is not None else pr_usd,
+            self.day_usd if self.day_usd is not None else day_usd,
+        )
+
 
 @dataclass
 class CapGuard:

@@ -387,11 +387,7 @@ def _cap_guard(
     """The spend caps this leg enforces (the leg's own, else the graph's), against the books
     in git; a run kept outside git has no books, so its caps are warned about, not enforced.
     ``pr``: the pull request the leg's run_started names (a first leg's), else the run's."""
-    given = opts.caps or SpendCaps()  # the leg's own (the action's inputs) replace the graph's
-    caps = SpendCaps(
-        given.pr_usd if given.pr_usd is not None else graph.pr_budget_usd,
-        given.day_usd if given.day_usd is not None else graph.day_budget_usd,
-    )
+    caps = (opts.caps or SpendCaps()).over(graph.pr_budget_usd, graph.day_budget_usd)
     if not caps:
         return None
     if env.commits is None:
