@@ -209,6 +209,7 @@ def _then(
     said = claimed(artifact, expected.limits)
     if mine not in said or said[mine] == expected.refs.get(mine):
         return None
+    look.refetch(rid)  # the other leg's commits, which may have landed after this job's fetch
     for ref, old in said.items():
         now = expected.refs.get(ref)
         if old != now and (now is None or (old is not None and not descends(root, now, old))):
