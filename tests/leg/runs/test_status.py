@@ -105,6 +105,8 @@ def test_status_of_an_abandoned_leg_says_how_to_continue(cli: Cli, tmp_path: Pat
     wait_for(lambda: ("h", 0) in launches(events(run_path(tmp_path, "r"))))
     kill_group(proc)
     (tmp_path / "go").touch()
+    # a node the kill caught between its fork and its exec holds the leg's lock until it execs
+    wait_for(lambda: "status: abandoned" in cli("status", "r").stdout, timeout=10)
     out = cli("status", "r").stdout
     assert "status: abandoned" in out and "`omg resume r`" in out
     assert cli("resume", "r").returncode == 0
