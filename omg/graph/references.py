@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
-from omg.graph.shell.options import code_variable
+from omg.graph.shell.programs import code_variable
 from omg.graph.structured import output_ref
 
 FORMS = (

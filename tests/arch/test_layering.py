@@ -106,7 +106,6 @@ PURE = (
     "graph/shell/refusals.py",
     "graph/shell/words.py",
     "graph/shell/programs.py",
-    "graph/shell/options.py",
     "schedule.py",
     "matrix.py",
     "prune.py",
