@@ -22,9 +22,9 @@ from typing import Literal, TypedDict
 
 from omg import strictjson
 from omg.errors import GitError, Held, Hint, MovedOn, StateError, Unreadable
-from omg.git import RunRepo
 from omg.git.lease import FILE
 from omg.git.names import lease_ref, lease_tracking
+from omg.git.repo import RunRepo
 from omg.kinds import Warn
 from omg.runners.process import reap_run
 from omg.state.holder import Process, alive, this_process
@@ -198,7 +198,7 @@ def live_elsewhere(root: Path, run_id: str, now: float | None = None) -> str:
     """Where a live leg of ``run_id`` holds its lease, as last fetched from any remote of the
     repository around ``root`` ('' when none does): a run whose last leg is open and whose
     local lock is free is running on another machine, not abandoned, while that lease lives."""
-    from omg.git import open_repo
+    from omg.git.repo import open_repo
 
     repo = open_repo(root)
     if repo is None:
