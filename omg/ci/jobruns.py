@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.errors import StateError, Unreadable, UsageError
-from omg.leg.run import Run, open_run, pr_run_id
+from omg.leg.run import Run, open_run
 from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
-from omg.state.runid import check_run_id
+from omg.state.runid import check_run_id, pr_run_id
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
