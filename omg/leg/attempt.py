@@ -13,15 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from omg import replyschema, schedule
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import (
-    ResolveError,
-    ShellText,
-    Token,
-    render,
-    render_shell,
-    render_value,
-)
+from omg.graph.placeholders import ResolveError, ShellText, render_shell, render_value
 from omg.graph.structured import split_ref
+from omg.graph.tokens import Token, render
 from omg.kinds import Cause, Provenance
 from omg.leg import structured, transcripts
 from omg.leg.deadline import Deadline

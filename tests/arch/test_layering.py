@@ -96,6 +96,7 @@ PURE = (
     "graph/model.py",
     "graph/build.py",
     "graph/placeholders.py",
+    "graph/tokens.py",
     "graph/durations.py",
     "graph/findings.py",
     "graph/verdicts.py",
