@@ -29,10 +29,10 @@ from omg.spend import ProxyRecord, Spend, summed
 from omg.state import NO_RECORD, State
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
-from omg.state.store import RunDir
 
 if TYPE_CHECKING:
     from omg.leg.keys import LegKeys
+    from omg.state.store import RunDir
 
 QUOTE_LIMIT = 8000
 #: What a retry continuing a turn-limited session is told (the task is in its context already).
