@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from omg.graphdata import GraphData
-from omg.kinds import CapScope, Cause, LimitKind, Outcome, Provenance, Ruling, Verdict
+if TYPE_CHECKING:  # names for the annotations alone: the records import nothing else of omg
+    from omg.graphdata import GraphData
+    from omg.kinds import CapScope, Cause, LimitKind, Outcome, Provenance, Ruling, Verdict
 
 
 class _NodeRequired(TypedDict):

@@ -397,8 +397,8 @@ def _take(ctx: JobContext, entries: Path, rid: str, graph: Graph, state: State) 
     the entries of the wave at the run's head, the run's refs as the remote holds them, the
     checkout its lanes start from, the secrets it knows."""
     from omg import matrix
-    from omg.ci.handoff import Canaries, Expected
-    from omg.ci.handoff.canary import DIGESTS
+    from omg.ci.handoff.canary import DIGESTS, Canaries
+    from omg.ci.handoff.verify import Expected
     from omg.ci.matrix_fold import take
     from omg.git.pack import head_commit, remote_run_refs
 

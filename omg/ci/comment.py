@@ -25,8 +25,8 @@ from omg.github.command import Command, Malformed, parse
 from omg.github.event import Comment, PullRequest
 from omg.github.markdown import code
 from omg.leg.decisions import Decision, Guidance, check
-from omg.leg.run import pr_run_id
 from omg.state import State
+from omg.state.runid import pr_run_id
 
 if TYPE_CHECKING:
     from omg.ci.facts import Facts

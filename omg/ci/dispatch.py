@@ -12,7 +12,7 @@ from omg.ci.actions import Action, RefuseDecision, ReportOnly, Resume, Start, Su
 from omg.errors import StateError, UsageError
 from omg.github.event import Dispatch
 from omg.leg.decisions import Decision, Guidance
-from omg.leg.run import dispatched_run_id
+from omg.state.runid import dispatched_run_id
 from omg.words import visible
 
 if TYPE_CHECKING:

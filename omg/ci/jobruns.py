@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.errors import StateError, Unreadable, UsageError
-from omg.leg.run import Run, open_run, pr_run_id
+from omg.leg.run import Run, open_run
 from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
-from omg.state.runid import check_run_id
+from omg.state.runid import check_run_id, pr_run_id
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
@@ -93,7 +93,7 @@ class JobRuns:
         """The graph that judges pull request ``pr``: ``graph`` as the base commit has it, and
         the PR's change to it (``ci/prgraph``); both commits fetched when the clone lacks them."""
         from omg.ci.prgraph import in_repo, load
-        from omg.git import open_repo
+        from omg.git.repo import open_repo
 
         repo = open_repo(Path.cwd(), tokens=self.tokens)
         if repo is None:
@@ -103,7 +103,7 @@ class JobRuns:
     def pr_runs(self, number: int, graph_name: str) -> list[str]:
         """The runs the remote holds of pull request ``number`` judged by ``graph_name``, one
         per head it judged (``pr-<n>-<graph>-<head7>``)."""
-        from omg.git import open_repo
+        from omg.git.repo import open_repo
 
         repo = open_repo(Path.cwd(), tokens=self.tokens)
         if repo is None:
@@ -137,7 +137,7 @@ class JobRuns:
     def waits(self) -> dict[str, bytes | Unreadable]:
         """Every run the remote records as waiting (a provider's limit, a day's spend cap):
         run id → its ``wait.json``."""
-        from omg.git import open_repo
+        from omg.git.repo import open_repo
 
         repo = open_repo(Path.cwd(), tokens=self.tokens)
         if repo is None:
@@ -147,7 +147,7 @@ class JobRuns:
     def drop_wait(self, run_id: str) -> None:
         """Clear run ``run_id``'s wait on the remote (it waits for nothing any more); the run
         job of a leg split in two leaves it to the publish job, which plans the same."""
-        from omg.git import open_repo
+        from omg.git.repo import open_repo
 
         if self.hand_off:
             return

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from omg import matrix, schedule
 from omg.errors import UsageError
-from omg.git import RunRepo
 from omg.git.names import fanout_ref, run_ref
 from omg.git.pack import head_commit, remote_run_refs, run_refs
 from omg.git.remote import GitToken
+from omg.git.repo import RunRepo
 from omg.graph.load import graph_from_snapshot
 from omg.kinds import Warn
 from omg.leg.commits import RunCommits
@@ -173,7 +173,8 @@ def _bundle(
     """The entry's record (one commit on the wave's base) and its lanes' new commits down to
     where the remote held them before the leg (``olds``), handed off into ``out`` for the
     fold; it publishes nothing else."""
-    from omg.ci.handoff import Plan, bundle, nothing
+    from omg.ci.handoff.bundle import Plan, bundle
+    from omg.ci.handoff.manifest import nothing
 
     here = run_refs(root, run_id)  # the lanes this job never checked out did not move
     moved = {ref: old for ref, old in olds.items() if ref in here}

@@ -11,10 +11,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omg import matrix, strictjson
-from omg.ci.handoff import Expected, Refused, Verified, nothing, verify
+from omg.ci.handoff.manifest import nothing
+from omg.ci.handoff.outcome import Refused, Verified
+from omg.ci.handoff.verify import Expected, verify
 from omg.errors import GitError, OmgError
-from omg.git import RunRepo
 from omg.git.names import run_ref
+from omg.git.repo import RunRepo
 from omg.graph.model import Graph
 from omg.kinds import Warn
 from omg.leg.loop import LegOptions

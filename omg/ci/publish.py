@@ -33,11 +33,12 @@ from omg.ci.actions import (
 )
 from omg.ci.booking import book_spend
 from omg.ci.context import JobContext, LegArgs, Say
-from omg.ci.handoff import Canaries, Expected, Refused, apply, verify
-from omg.ci.handoff.canary import DIGESTS
+from omg.ci.handoff.apply import apply
+from omg.ci.handoff.canary import DIGESTS, Canaries
 from omg.ci.handoff.manifest import MANIFEST
+from omg.ci.handoff.outcome import Refused
 from omg.ci.handoff.trees import Ruling
-from omg.ci.handoff.verify import claimed
+from omg.ci.handoff.verify import Expected, claimed, verify
 from omg.ci.look import Look
 from omg.ci.planners import plan
 from omg.ci.report_md import marker

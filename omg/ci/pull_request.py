@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Literal
 from omg.ci.actions import Action, Leg, NotRun, Resume, Skip, Start, Supersede
 from omg.errors import StateError
 from omg.github.event import PR_ACTIONS, PullRequest
-from omg.leg.run import Run, pr_run_id
 from omg.state import State
+from omg.state.runid import pr_run_id
 
 if TYPE_CHECKING:
     from omg.ci.facts import Facts
+    from omg.leg.run import Run
 
 #: One try at superseding a run: it is settled already (nothing to do), a leg may be running
 #: it (a note it folds in at its end), or it is at rest (recorded on its branch at once).

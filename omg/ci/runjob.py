@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omg.ci.handoff import Plan, Publish, bundle, nothing
+from omg.ci.handoff.bundle import Plan, bundle
+from omg.ci.handoff.manifest import Publish, nothing
 from omg.ci.publisher import Recorder
 
 if TYPE_CHECKING:

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from omg.ci.actions import Action, ContinueWaits, DropWait, Resume, Skip, Start
 from omg.github.event import Schedule
-from omg.leg.run import Run, dated_run_id
 from omg.leg.wait import sort_out
+from omg.state.runid import dated_run_id
 
 if TYPE_CHECKING:
     from omg.ci.facts import Facts
+    from omg.leg.run import Run
 
 
 def plan(t: Schedule, facts: Facts) -> Action:

@@ -5,7 +5,9 @@ One level deep
 order, and the one error handler) and its command groups, which hold each command's options and
 hand it to its module — ``graph_commands`` (lint, init, graph, stub-model), ``run_commands``
 (run, resume, clean), ``view_commands`` (status, log, replay, stats, report), ``job_commands``
-(leg, plan, prune); the options several commands share, declared once as ``Annotated`` types
+(leg, publish, plan, prune: ``omg leg`` and ``omg publish`` hand the job to ``ci/``, print its
+words and make its outcome the exit code); the options several commands share, declared once as
+``Annotated`` types
 (``options``); then one module per command, which import no other command module and share only
 the leaf helpers ``exits``, ``ledger``, ``options``, ``outcome`` (how a leg run here ended, told
 to a person), ``next``, ``progress``, ``rehearsal`` (the stand-in for a ``--rehearse`` block),
@@ -26,8 +28,7 @@ writes). Commands: ``log`` (``omg log``: the whole event log as one stream, filt
 ``stub_model`` (``omg stub-model``), ``nodeview`` (``status --node``), ``graphview`` (``omg
 graph``: the flowchart, grouped by depth with why on stderr when Mermaid's defaults would refuse
 it; ``--full`` for every edge), ``scrub`` (the start-up re-exec without secrets in the
-environment block; non-dumpable), ``job`` (``omg leg`` and ``omg publish``: the job handed to
-``ci/``, its words printed, its outcome the exit code), ``plan`` (``omg plan --matrix``), ``runs``
+environment block; non-dumpable), ``plan`` (``omg plan --matrix``), ``runs``
 (run/resume/clean), ``init`` (``omg init``: the workflows and a starter graph from
 ``omg/templates/``, pinned, never over a differing file nor through a link: every path planned
 before any is written, each file made in a ``mkdtemp`` directory inside the target and linked

@@ -1,5 +1,7 @@
-"""The commands GitHub's workflows run: `omg leg` (one job: its options here, the job in
-`cli/job`), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
+"""The commands GitHub's workflows run: `omg leg` and `omg publish` (one GitHub Actions job:
+its options, then the job handed to `ci/` — read the trigger → plan → act → report; or a leg's
+hand-off verified, then published —, its words printed, its outcome the exit code through
+`exits.BY_JOB`), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omg.cli import complete
+from omg.cli import complete, exits
 from omg.cli.options import (
     DEFAULT_RUNS,
     MaxMinutes,
@@ -167,7 +169,7 @@ def leg_command(
         if name.startswith("OMG_"):
             utf8(name, os.environ[name])
     from omg.ci import LegArgs
-    from omg.cli.job import job
+    from omg.ci.job import leg, wave
     from omg.leg.loop import LegOptions
 
     inputs = parse_inputs(input or [])
@@ -182,7 +184,8 @@ def leg_command(
         node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
         on_schedule=_on_schedule(on_schedule), hand_off=hand_off or None,
     )  # fmt: skip
-    exit_with(job(args))
+    run = wave if args.node or args.fold else leg  # a fan-out wave's job, else the trigger's
+    exit_with(exits.BY_JOB[run(args, os.environ, say, annotate)])
 
 
 def publish_command(
@@ -200,7 +203,7 @@ def publish_command(
     node, verify the run job's hand-off of a leg, then push it and tell GitHub how the run
     stands; a refused hand-off lands nothing (exit 3)."""
     from omg.ci import LegArgs
-    from omg.cli.job import publish
+    from omg.ci.publish import publish
     from omg.leg.loop import LegOptions
 
     args = LegArgs(
@@ -208,7 +211,17 @@ def publish_command(
         runs_dir, {}, dispatch_workflow or None,
         on_schedule=_on_schedule(on_schedule),
     )  # fmt: skip
-    exit_with(publish(artifact, args))
+    exit_with(exits.BY_JOB[publish(artifact, args, os.environ, say, annotate)])
+
+
+def say(message: str) -> None:
+    """A line of the job's log."""
+    print(message, file=sys.stderr)
+
+
+def annotate(line: str) -> None:
+    """A workflow command (an annotation), on stdout where the runner reads it."""
+    print(line)
 
 
 def _on_schedule(value: str) -> OnSchedule:

@@ -61,7 +61,7 @@ def matrix(
 def _fetched(runs_dir: Path, run_id: str, source: Source, notes: list[str]) -> str:
     """Fetch the run (starting it when the remote has none and ``source.start`` names the
     graph); the run branch's head."""
-    from omg.git import open_repo
+    from omg.git.repo import open_repo
     from omg.leg.commits import attach, fetch_run
 
     remote = source.fetch or "origin"

@@ -24,9 +24,10 @@ def derive(state: State, rundir: RunDir) -> str:
     if legs and legs[-1]["outcome"] is None:
         if rundir.probe_lock() == "held":
             return "running"
-        from omg.leg.lease import live_elsewhere  # only here: pygit2 stays out of a plain status
+        from omg.git.repo import open_repo  # only here: pygit2 stays out of a plain status
+        from omg.leg.lease import live_elsewhere
 
-        where = live_elsewhere(Path.cwd(), state["run_id"])
+        where = live_elsewhere(open_repo(Path.cwd()), state["run_id"])
         return f"running elsewhere ({where})" if where else "abandoned"
     if state["status"] == "paused":
         if state["paused_at"]:

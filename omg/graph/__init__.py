@@ -2,7 +2,8 @@
 
 `model` (the frozen `Graph`) is built from the parsed file: `yamlpos` (YAML to plain data, the
 line and column of every key), `schema`, `build`, `validate` (+ `cycles`, `feedback`,
-`references`, `placeholders`, `limits`), `advise`, `findings`/`locate`, `load` (+ input
+`references`, `tokens` — the placeholder grammar —, `limits`), `placeholders` (rendered:
+in shell text a variable's reference), `advise`, `findings`/`locate`, `load` (+ input
 resolution; `files`, where a graph file and its fragments are read: the disk, or a commit's tree
 `git/` hands in), `lint` (which files; `scriptcheck`, a stub-model script's findings, shared
 with `stubmodel/` so loading a script never imports lint), `workflows` (pure: a GitHub workflow

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from omg.graph.model import Graph
+if TYPE_CHECKING:
+    from omg.graph.model import Graph
 
 
 @dataclass(frozen=True)

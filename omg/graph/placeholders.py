@@ -1,89 +1,20 @@
-"""Placeholders: the `{{ inputs.x }}` / `{{ artifacts.id }}` / `{{ feedback.id }}` /
-`{{ outputs.id.field }}` / `{{ guidance }}` grammar.
-
-One grammar serves the validator (load time) and the renderer (run time), so the two cannot drift.
-In shell text a placeholder becomes a reference to an environment variable and its value travels
-in the child's environment, so sh never parses a value (``render_shell``).
+"""Placeholders rendered: in shell text a placeholder (``tokens``, the grammar) becomes a
+reference to an environment variable and its value travels in the child's environment, so sh
+never parses a value (``render_shell``); an ``env:`` value is data its variable carries as it is.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from omg.graph.limits import VARIABLE_PREFIX
 from omg.graph.shell.lexer import Spot
 from omg.graph.shell.scan import spots
-
-PlaceholderKind = Literal["inputs", "artifacts", "feedback", "outputs", "guidance"]
-
-#: A well-formed token: kind, reference, optional ``| inline`` filter. ``{{ guidance }}`` (the
-#: words a person gave a re-armed node) is the one kind without a reference.
-TOKEN = re.compile(
-    r"\{\{\s*(?:(inputs|artifacts|feedback|outputs)\.([A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*){0,3})|(guidance))\s*(?:\|\s*(inline)\s*)?\}\}"
-)
-#: Anything brace-shaped; judged against TOKEN when its leading word names a kind.
-LOOSE = re.compile(r"\{\{[^{}]*\}\}")
-_LEADING = re.compile(r"\{\{\s*([A-Za-z_]+)")
-#: Leading words that mean "this was meant to be a placeholder" (case-insensitive).
-MEANT = frozenset(
-    {"inputs", "input", "artifacts", "artifact", "feedback", "feedbacks", "outputs", "output",
-     "guidance"}
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Token:
-    """One placeholder occurrence in a text."""
-
-    text: str
-    kind: PlaceholderKind | None  # None: malformed
-    ref: str
-    inline: bool
-    start: int
-
-
-def scan(text: str) -> list[Token]:
-    """Every placeholder-like token of ``text``: well-formed ones and malformed ones (kind None).
-
-    Brace pairs whose leading word is not a placeholder kind are literal text and not returned.
-    """
-    out: list[Token] = []
-    for m in LOOSE.finditer(text):
-        raw = m.group(0)
-        lead = _LEADING.match(raw)
-        if lead is None or lead.group(1).lower() not in MEANT:
-            continue
-        good = TOKEN.fullmatch(raw)
-        if good is None or (good.group(3) is not None and good.group(4) is not None):
-            out.append(Token(raw, None, "", False, m.start()))  # guidance takes no filter
-        else:
-            out.append(_token(good, m.start()))
-    return out
+from omg.graph.tokens import TOKEN, Resolver, Token, refusal, render, spans, token
 
 
 class ResolveError(Exception):
     """A placeholder could not be resolved at run time."""
-
-
-Resolver = Callable[[Token], str]
-
-
-def render(text: str, resolve: Resolver) -> str:
-    """Substitute every well-formed token via ``resolve`` (prompts, paths, branch names)."""
-
-    def sub(m: re.Match[str]) -> str:
-        return resolve(_token(m))
-
-    return TOKEN.sub(sub, text)
-
-
-def _token(m: re.Match[str], start: int | None = None) -> Token:
-    kind: PlaceholderKind = m.group(1) or m.group(3)  # type: ignore[assignment]
-    at = m.start() if start is None else start
-    return Token(m.group(0), kind, m.group(2) or "", m.group(4) is not None, at)
 
 
 #: The most bytes one ``NAME=value`` environment string may hold on Linux (MAX_ARG_STRLEN).
@@ -114,12 +45,7 @@ class ShellText:
 
 def shell_spots(text: str) -> list[Spot]:
     """Where each placeholder of a shell command stands (``omg.graph.shell.scan``)."""
-    return spots(text, [(m.start(), m.end()) for m in TOKEN.finditer(text)])
-
-
-def refusal(spot: Spot, token: str) -> str:
-    """A refused spot's reason, told about ``token``."""
-    return f"{token} {spot.refused.replace('{tok}', token)}"
+    return spots(text, spans(text))
 
 
 def render_shell(text: str, resolve: Resolver) -> ShellText:
@@ -135,7 +61,7 @@ def render_shell(text: str, resolve: Resolver) -> ShellText:
     for spot in shell_spots(text):
         m = TOKEN.fullmatch(text, spot.start, spot.end)
         assert m is not None
-        tok = _token(m)
+        tok = token(m)
         if spot.refused:
             raise ResolveError(f"cannot run the command: {refusal(spot, tok.text)}")
         key = (str(tok.kind), tok.ref, tok.inline)

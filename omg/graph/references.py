@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import TOKEN, Token, refusal, scan, shell_spots
-from omg.graph.shell.options import code_variable
+from omg.graph.shell.programs import code_variable
+from omg.graph.shell.scan import spots
 from omg.graph.structured import output_ref
+from omg.graph.tokens import TOKEN, Token, refusal, scan, spans
 
 FORMS = (
     "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline), {{ feedback.<id> }}, "
@@ -69,7 +70,7 @@ def check_references(graph: Graph) -> Iterator[RefProblem]:
 
 def _positions(node: Node, field: str, text: str) -> Iterator[RefProblem]:
     """Placeholders of a shell command that stand where sh would read a value as code."""
-    for spot in shell_spots(text):
+    for spot in spots(text, spans(text)):
         if spot.refused:
             message = f"{field}: {refusal(spot, text[spot.start : spot.end])}"
             yield RefProblem(node.id, field, spot.start, text, "placeholder-position", message)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from omg import replyschema
 from omg.graph.feedback import closest
-from omg.graph.model import Graph, Node
 
 if TYPE_CHECKING:
-    from omg.graph.placeholders import Token
+    from omg.graph.model import Graph, Node
+    from omg.graph.tokens import Token
 
 
 def split_ref(graph: Graph, ref: str) -> tuple[str, str] | None:

@@ -13,15 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from omg import replyschema, schedule
 from omg.graph.model import Graph, Node
-from omg.graph.placeholders import (
-    ResolveError,
-    ShellText,
-    Token,
-    render,
-    render_shell,
-    render_value,
-)
+from omg.graph.placeholders import ResolveError, ShellText, render_shell, render_value
 from omg.graph.structured import split_ref
+from omg.graph.tokens import Token, render
 from omg.kinds import Cause, Provenance
 from omg.leg import structured, transcripts
 from omg.leg.deadline import Deadline
@@ -35,10 +29,10 @@ from omg.spend import ProxyRecord, Spend, summed
 from omg.state import NO_RECORD, State
 from omg.state.events import EventFields
 from omg.state.recorder import Recorder
-from omg.state.store import RunDir
 
 if TYPE_CHECKING:
     from omg.leg.keys import LegKeys
+    from omg.state.store import RunDir
 
 QUOTE_LIMIT = 8000
 #: What a retry continuing a turn-limited session is told (the task is in its context already).

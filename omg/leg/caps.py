@@ -23,7 +23,7 @@ from omg.kinds import CapScope
 from omg.records import CappedRecord, LegRecord
 
 if TYPE_CHECKING:  # a leg without git never imports pygit2 for its caps
-    from omg.git import RunRepo
+    from omg.git.repo import RunRepo
 
 #: Compare-and-swap tries of one reservation before the leg gives up (other legs kept winning).
 TRIES = 8

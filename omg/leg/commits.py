@@ -14,9 +14,10 @@ from pathlib import Path
 
 from omg import strictjson
 from omg.errors import GitError, MovedOn, OmgError, UsageError
-from omg.git import Checkout, RunRepo, open_repo
 from omg.git.names import note_ref, run_refspecs
 from omg.git.remote import GitToken
+from omg.git.repo import RunRepo, open_repo
+from omg.git.worktrees import Checkout
 from omg.graph.model import Node
 from omg.kinds import Warn
 from omg.leg import lease

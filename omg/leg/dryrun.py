@@ -9,7 +9,8 @@ from pathlib import Path
 
 from omg.graph.load import resolve_inputs
 from omg.graph.model import Graph
-from omg.graph.placeholders import TOKEN, ResolveError, ShellText, Token, render, render_shell
+from omg.graph.placeholders import ResolveError, ShellText, render_shell
+from omg.graph.tokens import TOKEN, Token, render
 from omg.nodefile import on_disk
 from omg.runners.base import Invocation, Runner
 from omg.runners.registry import default_runners

@@ -6,15 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.graph.model import Node
-from omg.graph.placeholders import ShellText
 from omg.kinds import Cause, Provenance
 from omg.leg import fields
 from omg.runners.base import Invocation, Output
 from omg.runners.matcher import MATCH_TIMEOUT_S, Search, search
 from omg.runners.process import Spawner, tail
 from omg.runners.shell import ShellRunner
+
+if TYPE_CHECKING:
+    from omg.graph.placeholders import ShellText
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from omg.errors import UsageError
-from omg.modelproxy import ExecutionRecord, Grant
+from omg.modelproxy.executions import ExecutionRecord, Grant
 from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output
 from omg.spend import ProxyRecord
 

@@ -17,17 +17,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from omg import strictjson
 from omg.errors import GitError, Held, Hint, MovedOn, StateError, Unreadable
-from omg.git import RunRepo
 from omg.git.lease import FILE
 from omg.git.names import lease_ref, lease_tracking
 from omg.kinds import Warn
 from omg.runners.process import reap_run
 from omg.state.holder import Process, alive, this_process
+
+if TYPE_CHECKING:
+    from omg.git.repo import RunRepo
 
 Clock = Callable[[], float]
 
@@ -194,13 +195,11 @@ def claim_on(repo: RunRepo, remote: str, run_id: str) -> Claim | None:
     return None if found is None else decode(found[0], found[1], run_id)
 
 
-def live_elsewhere(root: Path, run_id: str, now: float | None = None) -> str:
-    """Where a live leg of ``run_id`` holds its lease, as last fetched from any remote of the
-    repository around ``root`` ('' when none does): a run whose last leg is open and whose
-    local lock is free is running on another machine, not abandoned, while that lease lives."""
-    from omg.git import open_repo
-
-    repo = open_repo(root)
+def live_elsewhere(repo: RunRepo | None, run_id: str, now: float | None = None) -> str:
+    """Where a live leg of ``run_id`` holds its lease, as last fetched from any remote of
+    ``repo`` ('' when none does, or there is no repository): a run whose last leg is open and
+    whose local lock is free is running on another machine, not abandoned, while that lease
+    lives."""
     if repo is None:
         return ""
     at = time.time() if now is None else now

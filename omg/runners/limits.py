@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from omg.kinds import LimitKind
+if TYPE_CHECKING:
+    from omg.kinds import LimitKind
 
 #: A subscription's usage window ("You've hit your session limit", "… your weekly limit").
 _USAGE = re.compile(r"\bhit your (?:[\w-]+ )?limit\b", re.IGNORECASE)

@@ -4,6 +4,8 @@ A run id is one path component under ``.omg/runs/`` and one component of ``omg/r
 letters, digits, '.', '_' and '-', starting with a letter or digit, at most ``MAX_RUN_ID``
 characters, never holding ``..`` nor ending in ``.`` or ``.lock`` (git refuses those in a ref).
 The whole string must match — a trailing newline, a NUL or a '/' is refused, not cut off.
+And the ids the job gives the runs it starts: a pull request head's, a schedule's day's, a
+dispatch's.
 """
 
 from __future__ import annotations
@@ -45,3 +47,24 @@ def slug(text: str, room: int) -> str:
     if out.endswith(".lock"):
         out = out[:-5] + "-lock"
     return out or "run"
+
+
+def pr_run_id(number: int, graph_name: str, head_sha: str) -> str:
+    """``pr-<n>-<graph>-<head7>``: one run per pull request head, so no verdict crosses heads
+    (a long graph name is cut to keep the id within a run id's length)."""
+    head = head_sha[:7]
+    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"pr-{number}--{head}"))
+    return f"pr-{number}-{name}-{head}"
+
+
+def dated_run_id(graph_name: str, day: str) -> str:
+    """``schedule-<graph>-<YYYYMMDD>``: one scheduled run of a graph a day (UTC), so a second
+    scheduled job that day finds it and continues or refuses, never starts another."""
+    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"schedule--{day}"))
+    return f"schedule-{name}-{day}"
+
+
+def dispatched_run_id(graph_name: str, workflow_run: str) -> str:
+    """``dispatch-<graph>-<workflow run id>``: a run a dispatch started without naming one."""
+    name = slug(graph_name or "graph", MAX_RUN_ID - len(f"dispatch--{workflow_run}"))
+    return f"dispatch-{name}-{workflow_run}"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.arch.test_layering import PACKAGE, module_name, omg_imports, rel
+from tests.arch.test_layering import PACKAGE, omg_imports, rel
 
 CI = sorted((PACKAGE / "ci").glob("*.py"))
 CLI = sorted((PACKAGE / "cli").glob("*.py"))
@@ -19,8 +19,12 @@ PLANNERS = ("pull_request", "comment", "dispatch", "schedule", "fanout")
 PLANNER_MAY_USE = {"omg.ci", "omg.ci.actions", "omg.ci.facts", "omg.ci.context"}
 #: The one module that may catch a lost race (MovedOn) in the job or the command line.
 EXECUTOR = "omg/ci/act.py"
-#: The most lines a command-line module, a job's class, and `omg leg`'s own module may take.
+#: The most lines a command-line module, a job's class, and the code of `omg leg` and `omg
+#: publish` (their commands' bodies and the printers they hand in) may take.
 MAX_CLI_MODULE, MAX_CI_CLASS, MAX_LEG = 300, 200, 60
+#: Where `omg leg` and `omg publish` hand the job to `ci/`: the functions that do it.
+JOB_COMMANDS = "job_commands.py"
+JOB_FUNCTIONS = ("leg_command", "publish_command", "say", "annotate")
 
 
 def catches(path: Path, name: str) -> list[int]:
@@ -68,10 +72,24 @@ def test_no_command_line_module_is_over_300_lines(path: Path) -> None:
     assert lines <= MAX_CLI_MODULE, f"{rel(path)} is {lines} lines: split it by what it holds"
 
 
+def body_lines(function: ast.FunctionDef) -> int:
+    """The lines of ``function`` after its signature and docstring."""
+    body = function.body[1:] if ast.get_docstring(function) else function.body
+    return (function.end_lineno or function.lineno) - body[0].lineno + 1
+
+
 def test_omg_leg_hands_the_job_to_ci_in_a_few_lines() -> None:
-    path = PACKAGE / "cli" / "job.py"
-    assert len(path.read_text().splitlines()) <= MAX_LEG
-    assert "omg.ci" in omg_imports(path), f"{module_name(path)} hands the job to omg.ci"
+    path = PACKAGE / "cli" / JOB_COMMANDS
+    functions = {
+        node.name: node
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.FunctionDef) and node.name in JOB_FUNCTIONS
+    }
+    assert sorted(functions) == sorted(JOB_FUNCTIONS), f"{rel(path)} lost the job's commands"
+    lines = sum(body_lines(f) for f in functions.values())
+    assert lines <= MAX_LEG, f"{rel(path)}: the job's code takes {lines} lines: it belongs in ci/"
+    handed = {"omg.ci.job", "omg.ci.publish"}
+    assert handed <= omg_imports(path), f"{rel(path)} hands the job to {sorted(handed)}"
 
 
 @pytest.mark.parametrize("path", CI + CLI, ids=rel)

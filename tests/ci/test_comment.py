@@ -14,9 +14,9 @@ from omg.ci.comment import Refused as Refuse
 from omg.github.command import Command
 from omg.github.event import Comment
 from omg.leg.decisions import Decision, Guidance
-from omg.leg.run import pr_run_id
 from omg.state import State
 from omg.state.fold import empty_state
+from omg.state.runid import pr_run_id
 
 from .table import Table
 

@@ -12,7 +12,7 @@ from omg.ci.actions import RefuseDecision, ReportOnly, Resume, Start, Supersede
 from omg.errors import StateError, UsageError
 from omg.github.event import Dispatch
 from omg.leg.decisions import Decision, Guidance
-from omg.leg.run import dispatched_run_id
+from omg.state.runid import dispatched_run_id
 
 from .table import BEFORE, GRAPH, HEAD, Table, args, state
 

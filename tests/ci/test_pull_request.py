@@ -11,7 +11,8 @@ from omg.ci import pull_request
 from omg.ci.actions import Leg, NotRun, Resume, Skip, Start, Supersede
 from omg.errors import StateError
 from omg.github.event import PullRequest
-from omg.leg.run import Run, pr_run_id
+from omg.leg.run import Run
+from omg.state.runid import pr_run_id
 from omg.state.store import RunDir
 
 from .table import BASE, BEFORE, GRAPH, HEAD, Table, args, leg, state

@@ -22,9 +22,9 @@ from omg.ci.actions import (
 from omg.ci.comment import decide, plan, waits_for_a_leg
 from omg.github.command import Command, parse
 from omg.github.event import Comment
-from omg.leg.run import pr_run_id
 from omg.records import PullRequestRecord
 from omg.state import State
+from omg.state.runid import pr_run_id
 
 from .table import BASE, GRAPH, Table, leg, state
 

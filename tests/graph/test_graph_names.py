@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omg.graph.load import check_file
-from omg.leg.run import dated_run_id, dispatched_run_id, pr_run_id
+from omg.state.runid import dated_run_id, dispatched_run_id, pr_run_id
 
 REFUSED = [
     ("review loop", "review-loop"),

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from omg.ci.handoff.manifest import Publish
-from omg.git.quarantine import Quarantine, RefMove
+
+if TYPE_CHECKING:
+    from omg.git.quarantine import Quarantine, RefMove
 
 #: Why a hand-off is refused: its artifact directory, its manifest, a difference from the
 #: plan, its pack, the objects in it, a ref's history, a tree, a size, the run's record, a

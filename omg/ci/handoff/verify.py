@@ -20,8 +20,9 @@ from omg.ci.handoff.limits import Limits, text_problems
 from omg.ci.handoff.manifest import MANIFEST, PACK, Manifest, parse
 from omg.ci.handoff.outcome import Refusal, Refused, Verified
 from omg.errors import OmgError
-from omg.git import pack
 from omg.git.names import run_ref
+from omg.git.pack import PackError
+from omg.git.pack import read as read_pack
 from omg.git.quarantine import Quarantine, RefMove
 from omg.github.commitstatus import context
 
@@ -85,9 +86,9 @@ def _verify(artifact: Path, repo_root: Path, expected: Expected) -> Verified:
     if len(data) != info["bytes"] or hashlib.sha256(data).hexdigest() != info["sha256"]:
         raise Refusal("pack", PACK, "is not the pack manifest.json describes (size or sha256)")
     try:
-        objects = pack.read(data, max_objects=limits.objects, max_object=limits.object_bytes,
+        objects = read_pack(data, max_objects=limits.objects, max_object=limits.object_bytes,
                             max_total=limits.total_bytes)  # fmt: skip
-    except pack.PackError as exc:
+    except PackError as exc:
         raise Refusal("pack", PACK, str(exc)) from None
     if len(objects) != info["objects"]:
         raise Refusal("pack", PACK, f"holds {len(objects)} objects; manifest.json says "

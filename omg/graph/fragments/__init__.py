@@ -12,7 +12,8 @@ came from (``Site``, where a using node is written). ``file`` finds a fragment f
 and checks it on its own (``changed_sources``: which fragments a run's snapshot names differ
 now, or are gone), with ``schema`` (a fragment against ``schemas/fragment.schema.json``: the
 fast verdict, each violation at its own line) and ``body`` (``omg lint`` of a fragment file: its
-body checked as the splice would).
+body checked as the splice would). ``walk`` is what they share: every string of parsed data with
+its path, and every id or reference that carries a '/'.
 """
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "splice",
     "substitution",
     "use",
+    "walk",
 ]

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from omg.graph.findings import Finding
-from omg.graph.fragments.file import check_text, read_bytes, strings
+from omg.graph.fragments.file import check_text, read_bytes
 from omg.graph.fragments.substitution import WITH, WITH_ANY
+from omg.graph.fragments.walk import strings
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path
 

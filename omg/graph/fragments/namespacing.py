@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from omg.graph.fragments.file import strings
 from omg.graph.fragments.record import SpliceRecord
+from omg.graph.fragments.walk import strings
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions
 from omg.graphdata import NodeData

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omg.graph.findings import Finding, Severity
-from omg.graph.fragments.file import slashes
+from omg.graph.fragments.walk import slashes
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omg.graph.fragments.file import strings
 from omg.graph.fragments.substitution import WITH
+from omg.graph.fragments.walk import strings
 from omg.graph.limits import snapshot_bytes
 
 #: Keys a multi-node using node hands to every spliced node (``depends_on`` to its entries).

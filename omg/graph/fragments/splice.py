@@ -10,12 +10,13 @@ from typing import Any
 
 from omg.graph.files import DISK, Files
 from omg.graph.findings import Finding
-from omg.graph.fragments.file import Loaded, fragments_dir, read_fragment, strings
+from omg.graph.fragments.file import Loaded, fragments_dir, read_fragment
 from omg.graph.fragments.namespacing import alias, namespace
 from omg.graph.fragments.record import Site, SpliceRecord, join, node_id
 from omg.graph.fragments.size import Weight, growth, weigh
 from omg.graph.fragments.substitution import WITH_ANY, substitute
 from omg.graph.fragments.use import MAX_CHAIN, bindings, refused
+from omg.graph.fragments.walk import strings
 from omg.graph.limits import MAX_SNAPSHOT_BYTES, more, snapshot_bytes
 from omg.graph.model import FragmentUse
 from omg.graph.yamlpos import Path as DataPath

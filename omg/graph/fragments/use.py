@@ -4,10 +4,13 @@ citing one another, what stands beside it, and the values its `with:` binds."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from omg.graph.fragments.file import Loaded
 from omg.graph.fragments.record import Site, SpliceRecord, show
 from omg.graph.fragments.schema import NAME
+
+if TYPE_CHECKING:
+    from omg.graph.fragments.file import Loaded
 
 #: A chain of fragment files citing one another is at most this deep.
 MAX_CHAIN = 3

@@ -9,8 +9,9 @@ placeholder hands it to a variable (arithmetic, a ``$name`` read as code, ``$1``
 or an ``sh -c`` script); ``refusals`` are the reasons and fixes. The programs that run an
 argument as code: ``words`` (which arguments of a command are code: ``sh -c``, ``eval``,
 interpreters, ``sed``/``awk`` scripts, ``make``, ``ssh`` and the wrappers that start them), with
-``programs`` (how each of them reads its words) and ``options`` (the options and environment
-variables through which a program runs a command: ``git -c``, ``GIT_SSH_COMMAND``, ``PATH``).
+``programs`` (how each of them reads its words, and the options and environment variables
+through which a program runs a command: ``git -c``, ``GIT_SSH_COMMAND``, ``PATH``; a leaf with
+the expansion mark ``EXP``, so ``lexer``, ``flow`` and ``words`` stand side by side on it).
 """
 
-__all__ = ["flow", "frames", "lexer", "options", "programs", "refusals", "scan", "words"]
+__all__ = ["flow", "frames", "lexer", "programs", "refusals", "scan", "words"]

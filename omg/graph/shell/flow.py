@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from omg.graph.shell.options import DECLARE
+from omg.graph.shell.programs import DECLARE
 from omg.graph.shell.refusals import (
     ARITH_FLOW,
     CODE_FLOW,

@@ -6,9 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-#: Where a word holds an expansion (``$x``, ``$(…)``, a placeholder), the scanner puts this.
-EXP = "\ue000"
-
 
 class Word:
     """One shell word being read: its text once quotes are removed (an expansion as EXP), the

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from omg.graph.shell.frames import EXP, Body, CommandList, Frame, Heredoc, Pipe, Quote, Word
+from omg.graph.shell.frames import Body, CommandList, Frame, Heredoc, Pipe, Quote, Word
+from omg.graph.shell.programs import EXP
 from omg.graph.shell.refusals import (
     ANSI,
     ARITH,

@@ -17,7 +17,7 @@ from omg.graph.shell import words
 from omg.graph.shell.flow import Flow, Inner, subscripts
 from omg.graph.shell.frames import CommandList, Heredoc, Pipe, Quote, ShellCommand, Word
 from omg.graph.shell.lexer import Lexer, Spot
-from omg.graph.shell.options import code_variable
+from omg.graph.shell.programs import code_variable
 from omg.graph.shell.refusals import (
     ARRAY,
     CODE,

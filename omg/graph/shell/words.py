@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from omg.graph.shell.frames import EXP
-from omg.graph.shell.options import DECLARE, code_variable, command_options
 from omg.graph.shell.programs import (
     ALL_CODE,
     AWKS,
+    DECLARE,
+    EXP,
     FIX_EVAL,
     FIX_NAME,
     FIX_OPTION,
@@ -26,6 +26,8 @@ from omg.graph.shell.programs import (
     SHELLS,
     STDIN_FILES,
     ProgramUse,
+    code_variable,
+    command_options,
     declare_words,
     interpreter_words,
     is_assignment,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
-from omg.runners.codex.rollout import home as users
 from omg.runners.room import Room, carry
 
 #: The variable that moves codex's home (config.toml, rules, sessions/, its databases).
@@ -21,13 +21,20 @@ AUTH = ("OPENAI_API_KEY", "CODEX_API_KEY")
 LOGIN = "auth.json"
 
 
+def users_home(env: Mapping[str, str]) -> Path:
+    """The user's codex home: ``$CODEX_HOME``, else ``~/.codex``."""
+    if env.get("CODEX_HOME"):
+        return Path(env["CODEX_HOME"])
+    return Path(env.get("HOME", "/")) / ".codex"
+
+
 def furnish(room: Room, env: Mapping[str, str]) -> dict[str, str]:
     """``env`` with codex's home made in ``room``: empty, but for the user's stored login when
     no key variable authenticates codex."""
     home = room.path / FOLDER
     home.mkdir()
     if not any(env.get(k) for k in AUTH):
-        carry(users(env) / LOGIN, home / LOGIN)  # data, never a program
+        carry(users_home(env) / LOGIN, home / LOGIN)  # data, never a program
     out = {k: v for k, v in env.items() if k != SQLITE_HOME}
     out[HOME] = str(home)
     return out

@@ -10,15 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from omg.runners.base import Step
+from omg.runners.codex.config import users_home
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def home(env: Mapping[str, str]) -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``."""
-    if env.get("CODEX_HOME"):
-        return Path(env["CODEX_HOME"])
-    return Path(env.get("HOME", "/")) / ".codex"
 
 
 def path(env: Mapping[str, str], thread: str) -> Path | None:
@@ -26,7 +20,7 @@ def path(env: Mapping[str, str], thread: str) -> Path | None:
     day its UUIDv7 id was made; None for an id that is not a UUID."""
     if not _UUID.fullmatch(thread):
         return None
-    sessions = home(env) / "sessions"
+    sessions = users_home(env) / "sessions"
     found = sorted(sessions.glob(f"*/*/*/rollout-*-{thread}.jsonl"))
     if found:
         return found[0]

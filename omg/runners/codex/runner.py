@@ -121,7 +121,7 @@ class CodexRunner(AgentRunner):
         version = self.version()
         if inv.env.get("CODEX_HOME"):  # codex refuses a CODEX_HOME that does not exist
             try:
-                rollout.home(inv.env).mkdir(parents=True, exist_ok=True)
+                config.users_home(inv.env).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 detail = f"CODEX_HOME {inv.env['CODEX_HOME']!r} cannot be made: {exc.strerror}"
                 return Output(None, "", error="run_error", detail=detail)

@@ -110,8 +110,7 @@ def test_every_command_refuses_every_hostile_run_id_before_touching_anything(
 def test_a_long_graph_name_is_refused_and_a_snapshots_still_makes_a_valid_run_id(
     root: Path,
 ) -> None:
-    from omg.leg.run import pr_run_id
-    from omg.state.runid import is_run_id
+    from omg.state.runid import is_run_id, pr_run_id
 
     write_graph(root, GRAPH.replace("name: ids", f"name: {'very long name.. ' * 20}x.lock"))
     res = omg_here(root, "run", "g.yaml", "--no-commit")
