@@ -21,6 +21,18 @@ def agents() -> dict[str, AgentRuntime]:
     return {name: runtime for name, runtime in made.items()}  # keyed by declared names only
 
 
+def keyless_of_every_runtime(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without any agent runtime's model key, by each runtime's key rules alone (as
+    ``AgentRuntime.keyless``, from its ``keys`` module): a leg of shell nodes makes no runner."""
+    from omg.runners.claude.keys import keyless as claude
+    from omg.runners.codex.keys import keyless as codex
+
+    out = dict(env)
+    for rule in (claude, codex):
+        out = rule(out)
+    return out
+
+
 def default_runners() -> dict[str, Runner]:
     """One runner per kind a node can name (``shell``, and each agent runtime)."""
     from omg.runners.shell import ShellRunner

@@ -45,7 +45,10 @@ def test_omg_lint_answers_without_importing_typer_or_jsonschema() -> None:
 
 
 #: What a leg of shell nodes that commits nothing has no use for before its first node runs.
-NOT_BEFORE_A_SHELL_NODE = ("pygit2", "typer", "omg.modelproxy", "omg.git.repo")
+NOT_BEFORE_A_SHELL_NODE = (
+    *("pygit2", "typer", "uuid", "omg.modelproxy", "omg.git.repo"),
+    *("omg.runners.claude.runner", "omg.runners.codex.runner"),
+)
 
 
 def test_a_shell_run_without_commits_reaches_its_first_node_without_git_or_typer(
