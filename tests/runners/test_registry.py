@@ -14,6 +14,7 @@ from omg.runners.registry import (
     agent_runtimes,
     agents,
     default_runners,
+    key_rules,
     keyless_of_every_runtime,
     rehearsal_env,
     stub_endpoint,
@@ -107,6 +108,8 @@ def test_every_runtimes_key_rules_strip_what_its_runner_strips() -> None:
     """The key rules a leg of shell nodes uses without making a runner are each runner's own:
     the same functions, in effect the same environment."""
     from omg.leg.keys import keyless
+
+    assert {agent.keyless for agent in agents().values()} == set(key_rules())
 
     env = {**PARENT, "ANTHROPIC_AUTH_TOKEN": "t", "OPENAI_API_KEY": "o", "CODEX_API_KEY": "c"}
     assert keyless_of_every_runtime(env) == keyless(env, agents())
