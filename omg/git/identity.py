@@ -68,8 +68,8 @@ def _user(file: str) -> dict[str, str]:
     return out
 
 
-#: What a plain configuration file may hold besides letters and digits: of a value, the
-#: characters no reader of git's format takes for anything but themselves.
+#: The characters of a plain section or key name: git's own, less the dot of an old-style
+#: subsection (``[user.x]``).
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 
