@@ -40,7 +40,24 @@ Tokens and the GitHub host are handed in.
 
 from __future__ import annotations
 
-from omg.git.repo import RunRepo, open_repo
-from omg.git.worktrees import Checkout
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from omg.git.repo import RunRepo, open_repo
+    from omg.git.worktrees import Checkout
 
 __all__ = ["Checkout", "RunRepo", "open_repo"]
+
+
+def __getattr__(name: str) -> object:
+    """``RunRepo``, ``open_repo`` and ``Checkout``, imported when first asked for: a module of
+    the package that needs no repository (``identity``, ``names``) loads without pygit2."""
+    if name in ("RunRepo", "open_repo"):
+        from omg.git import repo
+
+        return getattr(repo, name)
+    if name == "Checkout":
+        from omg.git import worktrees
+
+        return worktrees.Checkout
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -423,6 +422,8 @@ def _sessions(ctx: Context, node: Node, attempt: int) -> tuple[str | None, str |
     """(fresh session id, parent session to resume); retries always start a fresh session."""
     if node.kind != "agent":
         return None, None
+    import uuid  # (with platform's regular expressions) only for an agent's session
+
     if node.handoff == "session" and attempt == 1:
         parent = node.depends_on[0]
         sid = ctx.recorder.read(lambda st: st["nodes"].get(parent, NO_RECORD).get("session_id"))

@@ -11,7 +11,6 @@ writers approved for this run, pauses the run instead: no execution starts.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -89,6 +88,8 @@ class CapGuard:
     def admit(self, node_id: str, reserve_usd: float) -> CappedRecord | None:
         """Reserve ``node_id``'s execution in every scope, or the cap that stops it (its
         reservations in the scopes before it released)."""
+        import uuid  # only a leg with caps reserves
+
         key = f"{self.run_id}:{node_id}:{uuid.uuid4().hex[:12]}"
         self.rooms.pop(node_id, None)
         taken: list[str] = []

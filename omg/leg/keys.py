@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from omg.errors import UsageError
-from omg.modelproxy.executions import ExecutionRecord, Grant
 from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output
 from omg.spend import ProxyRecord
 
 if TYPE_CHECKING:
+    from omg.modelproxy.executions import ExecutionRecord, Grant
     from omg.modelproxy.server import ModelProxy
 
 #: The names of this machine: a key for a model API there (a stub) needs no root check.

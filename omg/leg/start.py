@@ -16,7 +16,7 @@ from omg.errors import Hint, InputError, MovedOn, OmgError, RunFailed, StateErro
 from omg.graph.load import graph_from_snapshot, resolve_inputs
 from omg.graph.model import Graph
 from omg.graphdata import GraphData
-from omg.leg import decisions, notes, rootcheck
+from omg.leg import decisions
 from omg.leg.attempt import Context
 from omg.leg.caps import CapGuard, SpendCaps, post_wait
 from omg.leg.deadline import Deadline
@@ -28,7 +28,7 @@ from omg.mask import MASK, Masker
 from omg.records import PullRequestRecord
 from omg.runners.base import AgentRuntime
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
-from omg.runners.registry import agents
+from omg.runners.registry import agents, keyless_of_every_runtime
 from omg.runners.room import Rooms
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
@@ -295,7 +295,10 @@ def _run_leg(
     from omg.git.identity import room_gitconfig  # pygit2: only once a leg runs
 
     commits = env.commits
-    runtimes = env.agents or agents()
+    # A graph of shell nodes makes no agent runner: its children lose every runtime's key all
+    # the same (the runtimes' key rules), and no node of it asks for a runtime.
+    shell_only = not env.agents and not any(n.kind == "agent" for n in graph.nodes)
+    runtimes = {} if shell_only else env.agents or agents()
     ctx = Context(
         graph=graph,
         inputs=inputs,
@@ -306,7 +309,9 @@ def _run_leg(
         workspace=commits.workspace
         if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
-        parent_env=keyless(env.parent_env, runtimes),  # omg's proxy holds the model keys
+        parent_env=keyless_of_every_runtime(env.parent_env)
+        if shell_only
+        else keyless(env.parent_env, runtimes),  # omg's proxy holds the model keys
         rooms=Rooms.of_run(
             run_mark(rec.rundir.path), env.parent_env, room_gitconfig(env.parent_env)
         ),
@@ -327,6 +332,8 @@ def _run_leg(
         if commits is not None:
             start.update(commits.before_leg(rec))
             before = rec.last_seq
+            from omg.leg import notes  # a run kept in git only
+
             notes.fold_pending(rec, commits, env.warn)
             shift = rec.last_seq - before
             if rec.state["status"] == "superseded":  # a note said so while a leg still ran it
@@ -342,6 +349,8 @@ def _run_leg(
         if any(n.kind == "agent" for n in graph.nodes):
             ctx.keys = open_keys(env.parent_env, runtimes)  # read once: no child sees them
             if ctx.keys is not None and ctx.keys.remote() and not env.rehearsal:
+                from omg.leg import rootcheck
+
                 rootcheck.check(env.parent_env, env.spawn, env.warn)  # root reads omg's memory
         judged = rec.ref()  # what the human looked at: the state before this leg's first event
         rec.emit("run_started", start)
@@ -368,6 +377,8 @@ def _run_leg(
                 commits.push_pending(rec)
             raise
         if commits is not None:
+            from omg.leg import notes
+
             notes.fold_pending(rec, commits, env.warn)  # what was noted while this leg ran
             commits.after_leg(rec, result)
             if commits.push_remote is not None:

@@ -4,10 +4,12 @@ CLI's environment without it, or pointed at the proxy with a placeholder in its 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from omg.modelproxy.upstream import Upstream
-from omg.modelproxy.usage import Api
 from omg.runners.base import HeldKey
+
+if TYPE_CHECKING:
+    from omg.modelproxy.usage import Api
 
 
 def hold(
@@ -22,6 +24,8 @@ def hold(
     value, else ``default``); the placeholder goes in ``given_in`` (None: the same variable).
     None when none is set; a ValueError names the variable that cannot be used (never the
     key)."""
+    from omg.modelproxy.upstream import Upstream
+
     for var in variables:
         key = parent.get(var, "").strip()
         if key:

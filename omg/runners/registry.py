@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from omg.runners.base import AgentRuntime, Runner
 from omg.runtimes import Runtime
@@ -19,6 +19,24 @@ def agents() -> dict[str, AgentRuntime]:
 
     made: dict[Runtime, AgentRuntime] = {"claude": ClaudeRunner(), "codex": CodexRunner()}
     return {name: runtime for name, runtime in made.items()}  # keyed by declared names only
+
+
+def key_rules() -> tuple[Callable[[Mapping[str, str]], dict[str, str]], ...]:
+    """Each agent runtime's key rule — its runner's ``keyless``, from its ``keys`` module, which
+    loads without the runner (``tests/runners/test_registry.py`` holds the two lists equal)."""
+    from omg.runners.claude.keys import keyless as claude
+    from omg.runners.codex.keys import keyless as codex
+
+    return (claude, codex)
+
+
+def keyless_of_every_runtime(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without any agent runtime's model key, by the runtimes' key rules alone: what a
+    leg of shell nodes hands its children without making a runner."""
+    out = dict(env)
+    for rule in key_rules():
+        out = rule(out)
+    return out
 
 
 def default_runners() -> dict[str, Runner]:

@@ -14,6 +14,8 @@ from omg.runners.registry import (
     agent_runtimes,
     agents,
     default_runners,
+    key_rules,
+    keyless_of_every_runtime,
     rehearsal_env,
     stub_endpoint,
 )
@@ -100,3 +102,18 @@ def test_a_rehearsal_gives_no_runtime_a_real_credential() -> None:
         "OMG_CODEX_BASE_URL": "http://x/v1",  # codex: omg's provider at the stub's Responses API
         "OPENAI_API_KEY": env["OPENAI_API_KEY"],
     }
+
+
+def test_every_runtimes_key_rules_strip_what_its_runner_strips() -> None:
+    """The key rules a leg of shell nodes uses without making a runner are each runner's own:
+    the same functions, in effect the same environment."""
+    from omg.leg.keys import keyless
+
+    assert {agent.keyless for agent in agents().values()} == set(key_rules())
+
+    env = {**PARENT, "ANTHROPIC_AUTH_TOKEN": "t", "OPENAI_API_KEY": "o", "CODEX_API_KEY": "c"}
+    assert keyless_of_every_runtime(env) == keyless(env, agents())
+    assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY"} & set(
+        keyless_of_every_runtime(env)
+    )
+    assert keyless_of_every_runtime(env)["MY_DEPLOY_TOKEN"] == "ghs_real"  # not a model key

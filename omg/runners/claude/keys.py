@@ -4,13 +4,14 @@ at the proxy with one execution's placeholder in that key's place."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from omg.modelproxy.executions import Pricer
-from omg.modelproxy.upstream import ANTHROPIC
 from omg.runners import keys
 from omg.runners.base import HeldKey
 from omg.runners.claude.config import AUTH
-from omg.runners.claude.prices import price
+
+if TYPE_CHECKING:
+    from omg.modelproxy.executions import Pricer
 
 #: The variable that moves the CLI's API (a rehearsal's stub; omg's proxy for every execution).
 BASE_URL = "ANTHROPIC_BASE_URL"
@@ -23,6 +24,8 @@ PREFERRED = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOK
 def hold_key(parent: Mapping[str, str]) -> HeldKey | None:
     """The key ``parent`` gives claude and the API it opens (``ANTHROPIC_BASE_URL``, else
     Anthropic's); None when no key variable is set (a stored login: the CLI goes direct)."""
+    from omg.modelproxy.upstream import ANTHROPIC
+
     return keys.hold(parent, "messages", PREFERRED, BASE_URL, ANTHROPIC)
 
 
@@ -41,4 +44,6 @@ def through_proxy(
 def pricer(model: str | None, prices: Mapping[str, Mapping[str, float]]) -> Pricer:
     """What an answer costs: the pinned CLI's own price table (the graph's ``prices:`` are
     for runtimes that report tokens only)."""
+    from omg.runners.claude.prices import price
+
     return price

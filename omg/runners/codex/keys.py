@@ -5,15 +5,16 @@ execution's placeholder as its key."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from omg.modelproxy.executions import Pricer
-from omg.modelproxy.upstream import OPENAI
-from omg.modelproxy.usage import Usage
 from omg.runners import keys
 from omg.runners.base import HeldKey
-from omg.runners.codex import cost
 from omg.runners.codex.config import AUTH
 from omg.runners.codex.rehearsal import BASE_URL_ENV
+
+if TYPE_CHECKING:
+    from omg.modelproxy.executions import Pricer
+    from omg.modelproxy.usage import Usage
 
 #: The variable omg's provider reads its key from (``env_key``): the placeholder goes there.
 KEY = "OPENAI_API_KEY"
@@ -23,6 +24,8 @@ def hold_key(parent: Mapping[str, str]) -> HeldKey | None:
     """The key ``parent`` gives codex (``OPENAI_API_KEY``, else ``CODEX_API_KEY``) and the
     Responses API it opens (``OMG_CODEX_BASE_URL``, else OpenAI's); None without one (a
     stored login: codex goes direct)."""
+    from omg.modelproxy.upstream import OPENAI
+
     return keys.hold(parent, "responses", AUTH, BASE_URL_ENV, OPENAI, given_in=KEY)
 
 
@@ -41,6 +44,7 @@ def through_proxy(
 
 def pricer(model: str | None, prices: Mapping[str, Mapping[str, float]]) -> Pricer:
     """What an answer costs at the graph's ``prices:`` for ``model`` (None: unknown)."""
+    from omg.runners.codex import cost
 
     def priced(used: Usage) -> float | None:
         return cost.price(used.counts, model, prices)
