@@ -15,7 +15,7 @@ from omg.ledgerrows import (
     spent_unknown,
 )
 from omg.state import Event, State
-from omg.state.ledger import ledger
+from omg.state.ledger import Ledger, ledger
 
 
 def _tone(verdict: str) -> Tone | None:
@@ -50,13 +50,15 @@ def render(
     *,
     by_node: bool = False,
     paint: Paint = PLAIN,
+    book: Ledger | None = None,
 ) -> str:
     """The ledger table and its totals line: every execution's row, or one row per node.
 
     The total is the sum of the execution rows, which equals the sum of the per-node costs in
     state.json (each event's cost lands in exactly one row and one record). The per-node view
     reads state.json alone, so its cost follows the state, not the length of the history.
-    ``paint`` colours the verdicts (a terminal's; the default paints nothing).
+    ``paint`` colours the verdicts (a terminal's; the default paints nothing). ``book``: the
+    execution rows already folded (``state.kept``), in place of ``events``.
     """
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
     if by_node:
@@ -68,7 +70,7 @@ def render(
         rounds = int(state.get("rounds", state["hops"]))
         anomalies = 0
     else:
-        book = ledger(events, limits(graph))
+        book = book if book is not None else ledger(events, limits(graph))
         table = _table(EXECUTION_COLUMNS, execution_rows(graph, book), paint)
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
         usd, unknown = book.total_usd, book.cost_unknown

@@ -149,6 +149,10 @@ class EventLog:
     def _open_path(self, path: Path, fix: str) -> BinaryIO:
         return opened(self.path, path, fix)
 
+    def parse_line(self, raw: bytes, n: int, path: Path) -> Event:
+        """Line ``n`` of ``path``, one event; a torn, oversized or foreign line is a Damaged."""
+        return self._parse_line(raw, n, path)
+
     def _parse_line(self, raw: bytes, n: int, path: Path) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:
             try:

@@ -67,6 +67,8 @@ class RunDir:
         #: paths (relative, "/"-separated) written or removed since ``take_changes``
         self._changed: set[str] = set()
         self._changes_lock = threading.Lock()
+        #: the verified point ``load_run`` reached on this directory in this process
+        self.point: Point | None = None
 
     @property
     def run_id(self) -> str:
@@ -174,6 +176,10 @@ class RunDir:
     def read_events(self) -> Iterator[Event]:
         """Every event, in order; a torn, oversized or foreign line is a StateError."""
         return self._log.read_events()
+
+    def parse_line(self, raw: bytes, n: int, path: Path) -> Event:
+        """Line ``n`` of the log's file ``path`` as ``read_events`` reads it."""
+        return self._log.parse_line(raw, n, path)
 
     def verified(
         self, snapshot: Snapshot | None = None, point: Point | None = None
@@ -309,6 +315,7 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     damaged = artifacts.check(rundir.path, state, rundir.artifact, contents=contents)
     if damaged is not None:
         raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
+    rundir.point = reached
     # a fold of its own, not the point's, means the whole log was checked
     if point is None or reached.state is not point.state or reached.seq != since:
         with contextlib.suppress(OSError):  # (a directory omg may not write keeps its old one)
