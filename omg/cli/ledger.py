@@ -29,18 +29,20 @@ def _tone(verdict: str) -> Tone | None:
 def _table(
     columns: tuple[str, ...], body: list[tuple[str, ...]], paint: Paint = PLAIN
 ) -> list[str]:
-    widths = [max(len(r[i]) for r in [columns, *body]) for i in range(len(columns))]
+    widths = [max(map(len, column)) for column in zip(columns, *body, strict=True)]
     at = columns.index("VERDICT")
 
     def line(r: tuple[str, ...], head: bool = False) -> str:
+        if head or not paint.on:  # (a run's thousands of rows: padded at C speed)
+            return "  ".join(map(str.ljust, r, widths)).rstrip()
         cells = [c.ljust(w) for c, w in zip(r, widths, strict=True)]
-        tone = None if head else _tone(r[at])
+        tone = _tone(r[at])
         if tone is not None:  # padded first: the colour codes take no column
             cells[at] = paint(r[at], tone) + cells[at][len(r[at]) :]
         return "  ".join(cells).rstrip()
 
     rule = "-" * len(line(tuple("x" * w for w in widths), head=True))
-    return [line(columns, head=True), rule, *(line(r) for r in body), rule]
+    return [line(columns, head=True), rule, *map(line, body), rule]
 
 
 def render(
