@@ -78,10 +78,10 @@ def show(
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
+        book = None if by_node and not as_json else run_ledger(rundir, limits(graph))
         if as_json:
             hint = situation(state, derived)
-            return machine.dumps(machine.run(graph, state, rundir.read_events(), derived, hint))
-        book = None if by_node else run_ledger(rundir, limits(graph))
+            return machine.dumps(machine.run(graph, state, (), derived, hint, book))
         table = ledger.render(
             graph, state, (), by_node=by_node, paint=Paint.to(sys.stdout), book=book
         )

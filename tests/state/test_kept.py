@@ -313,3 +313,22 @@ def test_a_kept_file_that_is_a_link_is_not_followed_nor_written_through(tmp_path
     assert printed(rd, look(rd)) == from_scratch(rd)
     assert outside.read_bytes() == before  # the link was replaced, not written through
     assert not (rd.path / LEDGER).is_symlink()
+
+
+def test_status_as_json_lists_the_executions_from_the_kept_rows(tmp_path: Path) -> None:
+    """`omg status RUN --format json` reads the kept rows too, and says what every event says."""
+    from omg.cli.machine import run as as_json
+    from omg.cli.status import show
+
+    rd, more = kept_run(tmp_path, 5)
+    append(rd, more)
+    edit(rd.path / LEDGER, b'"no room"', b'"MARKER!"')  # (not used: the point names the rows
+    doc = json.loads(show(rd.path.parent, "r", as_json=True))  # it kept, not these bytes)
+    events = list(rd.read_events())
+    state = fold(events)
+    whole = as_json(graph_from_data(state["graph"]), state, events, doc["derived"], None)
+    assert doc["executions"] == whole["executions"] and "MARKER!" not in json.dumps(doc)
+    edit(rd.path / LEDGER, b'"no room"', b'"MARKER!"')  # the rows kept anew, edited again,
+    rekey(rd)  # and named so by the point
+    doc = json.loads(show(rd.path.parent, "r", as_json=True))
+    assert "MARKER!" in json.dumps(doc["executions"])  # the kept rows, as the point names them
