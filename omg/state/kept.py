@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import fields, replace
 from operator import attrgetter
@@ -123,6 +124,8 @@ def _read(run_dir: Path, point: Point) -> tuple[Book, Kept | None]:
     try:
         fh = open_record(run_dir / LEDGER, events_fix(run_dir))
         with fh:
+            if os.fstat(fh.fileno()).st_size > MAX_BYTES:
+                return Book(), None
             data = fh.read(MAX_BYTES + 1)
         if len(data) > MAX_BYTES or hashlib.sha256(data).hexdigest() != kept.sha256:
             return Book(), None
