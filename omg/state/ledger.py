@@ -105,7 +105,8 @@ def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
 @dataclass
 class Book:
     """The fold of the rows so far, which the next events go on from: every row begun, the
-    ones still open (by node), and whether a leg is running. ``closed`` ends it, in place."""
+    ones still open (by node), and whether a leg is running. ``closed`` ends it, in place.
+    ``state/kept.py`` keeps one on disk: a change to the fold or to ``Row`` bumps its FORMAT."""
 
     rows: list[Row] = field(default_factory=list)
     open_: dict[str, Row] = field(default_factory=dict)
