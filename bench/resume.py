@@ -7,10 +7,11 @@ The cost must follow the state, not the history.
 
 Each run directory is written as a long-lived run leaves it: many legs of retried attempts
 (events.jsonl and its chunks), state.json their fold, one node left pending. `resume` runs that
-one node (`true`); `status` shows the ledger of the run. Every figure but "first look" is of a
-run looked at once before on this machine (its verified point recorded, as every leg's start
-and every `status` leaves it); "first look" is `status --by-node` on a run never looked at here
-(a fresh clone's). ``--against CHECKOUT`` times another tree's sources (``PYTHONPATH``) in turn
+one node (`true`); `status` shows the ledger of the run. Every figure but the "first look"s is
+of a run looked at once before on this machine with `omg status RUN` (its verified point and
+the ledger's rows kept with it recorded, as a `status` or a leg's report leaves them); "first
+look" is `status --by-node`, and "first look (status)" is `status`, on a run never looked at
+here (a fresh clone's). ``--against CHECKOUT`` times another tree's sources (``PYTHONPATH``) in turn
 with this one's, repeat by repeat.
 """
 
@@ -82,7 +83,8 @@ def timed(
     shutil.rmtree(work / "runs" / "big")
     shutil.copytree(template.with_name("template"), work / "runs" / "big")
     if not looked:
-        (work / "runs" / "big" / "verified.json").unlink(missing_ok=True)
+        for cache in ("verified.json", "ledger.json"):
+            (work / "runs" / "big" / cache).unlink(missing_ok=True)
     return wall(argv, work, env=env)
 
 
@@ -107,7 +109,8 @@ def main() -> None:
     envs = {"": CHILD_ENV}
     if args.against is not None:
         envs["before"] = {**CHILD_ENV, "PYTHONPATH": str(args.against.resolve())}
-    names = ("status", "status --by-node", "resume", "resume --by-node", "first look")
+    names = ("status", "status --by-node", "resume", "resume --by-node", "first look",
+             "first look (status)")  # fmt: skip
     rows, data = [], []
     for nodes, events in shapes:
         work = Path(tempfile.mkdtemp(prefix="omg-resume-"))
@@ -115,11 +118,12 @@ def main() -> None:
             template = build(work, nodes, events)
             status = [*OMG, "status", "big", "--runs-dir", "runs"]
             resume = [*OMG, "resume", "big", "--runs-dir", "runs", "--no-commit"]
-            wall([*status, "--by-node"], work)  # a first look: the point it leaves is kept
+            wall(status, work)  # a first look: the point and the rows it leaves are kept
             shutil.copytree(template, template.with_name("template"))
             argvs = (status, [*status, "--by-node"], resume, [*resume, "--by-node"])
             cases = [(n, a, True) for n, a in zip(names, argvs, strict=False)]
-            cases.append((names[-1], [*status, "--by-node"], False))
+            cases.append((names[-2], [*status, "--by-node"], False))
+            cases.append((names[-1], status, False))
             times: dict[str, list[list[float]]] = {tag: [] for tag in envs}
             for _, argv, looked in cases:
                 runs: dict[str, list[float]] = {tag: [] for tag in envs}

@@ -42,11 +42,15 @@ def _cost(usd: float, unknown: bool, tokens: int = 0) -> str:
 def execution_rows(graph: Graph, book: Ledger) -> list[tuple[str, ...]]:
     """One row per execution in the order they started, then every node that never ran."""
     out: list[tuple[str, ...]] = []
+    clipped: dict[str, str] = {}  # a long run repeats its details: each is made inert once
     for r in book.rows:
         verdict = f"PASS ({r.provenance})" if r.verdict == "PASS" and r.provenance else r.verdict
         took = format_duration(float(r.duration_s)) if r.duration_s is not None else ""
+        detail = clipped.get(r.detail)
+        if detail is None:
+            detail = clipped[r.detail] = _clip(r.detail)
         row = (r.node_id, str(r.leg), verdict, str(r.round), str(r.attempts))
-        out.append((*row, _cost(r.cost_usd, r.cost_unknown, r.tokens), took, _clip(r.detail)))
+        out.append((*row, _cost(r.cost_usd, r.cost_unknown, r.tokens), took, detail))
     ran = {r.node_id for r in book.rows}
     out += [(nid, "", "-", "", "", "", "", "") for nid in graph.topo_order if nid not in ran]
     return out

@@ -15,7 +15,7 @@ from omg.ledgerrows import (
     spent_unknown,
 )
 from omg.state import Event, State
-from omg.state.ledger import ledger
+from omg.state.ledger import Ledger, ledger
 
 
 def _tone(verdict: str) -> Tone | None:
@@ -29,18 +29,20 @@ def _tone(verdict: str) -> Tone | None:
 def _table(
     columns: tuple[str, ...], body: list[tuple[str, ...]], paint: Paint = PLAIN
 ) -> list[str]:
-    widths = [max(len(r[i]) for r in [columns, *body]) for i in range(len(columns))]
+    widths = [max(map(len, column)) for column in zip(columns, *body, strict=True)]
     at = columns.index("VERDICT")
 
     def line(r: tuple[str, ...], head: bool = False) -> str:
+        if head or not paint.on:  # (a run's thousands of rows: padded at C speed)
+            return "  ".join(map(str.ljust, r, widths)).rstrip()
         cells = [c.ljust(w) for c, w in zip(r, widths, strict=True)]
-        tone = None if head else _tone(r[at])
+        tone = _tone(r[at])
         if tone is not None:  # padded first: the colour codes take no column
             cells[at] = paint(r[at], tone) + cells[at][len(r[at]) :]
         return "  ".join(cells).rstrip()
 
     rule = "-" * len(line(tuple("x" * w for w in widths), head=True))
-    return [line(columns, head=True), rule, *(line(r) for r in body), rule]
+    return [line(columns, head=True), rule, *map(line, body), rule]
 
 
 def render(
@@ -50,13 +52,15 @@ def render(
     *,
     by_node: bool = False,
     paint: Paint = PLAIN,
+    book: Ledger | None = None,
 ) -> str:
     """The ledger table and its totals line: every execution's row, or one row per node.
 
     The total is the sum of the execution rows, which equals the sum of the per-node costs in
     state.json (each event's cost lands in exactly one row and one record). The per-node view
     reads state.json alone, so its cost follows the state, not the length of the history.
-    ``paint`` colours the verdicts (a terminal's; the default paints nothing).
+    ``paint`` colours the verdicts (a terminal's; the default paints nothing). ``book``: the
+    execution rows already folded (``state.kept``), in place of ``events``.
     """
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
     if by_node:
@@ -68,7 +72,7 @@ def render(
         rounds = int(state.get("rounds", state["hops"]))
         anomalies = 0
     else:
-        book = ledger(events, limits(graph))
+        book = book if book is not None else ledger(events, limits(graph))
         table = _table(EXECUTION_COLUMNS, execution_rows(graph, book), paint)
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s), {len(book.rows)} execution(s)"
         usd, unknown = book.total_usd, book.cost_unknown

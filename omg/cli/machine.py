@@ -14,7 +14,7 @@ from omg.graph.model import Graph
 from omg.ledgerrows import limits, verdict_cell
 from omg.records import NO_RECORD, NodeRecord
 from omg.state import Event, State
-from omg.state.ledger import ledger
+from omg.state.ledger import Ledger, ledger
 
 SCHEMA = 1
 Doc = dict[str, Any]
@@ -89,10 +89,12 @@ def run(
     events: Iterable[Event],
     derived: str,
     hint: Hint | None,
+    book: Ledger | None = None,
     **where: str,
 ) -> Doc:
-    """One run: its summary, what to do next, one entry per node and one per execution."""
-    book = ledger(events, limits(graph))
+    """One run: its summary, what to do next, one entry per node and one per execution
+    (``book``: the execution rows already folded, ``state.kept``, in place of ``events``)."""
+    book = book if book is not None else ledger(events, limits(graph))
     nodes = []
     for nid in graph.topo_order:
         found = state["nodes"].get(nid)

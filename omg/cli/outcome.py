@@ -13,9 +13,11 @@ from omg.cli.terminal import Paint
 from omg.errors import Hint
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
+from omg.ledgerrows import limits
 from omg.leg.caps import describe_cap
 from omg.leg.wait import describe as describe_wait
 from omg.state import NO_RECORD, State
+from omg.state.kept import run_ledger
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
@@ -62,8 +64,10 @@ def _told(
                 file=sys.stderr,
             )
     print(file=out)
-    events = () if by_node else RunDir(runs_dir / run_id).read_events()
-    print(ledger.render(graph, state, events, by_node=by_node, paint=Paint.to(out)), file=out)
+    book = None if by_node else run_ledger(RunDir(runs_dir / run_id), limits(graph))
+    print(
+        ledger.render(graph, state, (), by_node=by_node, paint=Paint.to(out), book=book), file=out
+    )
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}", file=out)
         code = {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)

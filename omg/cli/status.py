@@ -12,7 +12,9 @@ from omg.cli.next import next_step
 from omg.cli.terminal import Paint
 from omg.errors import Hint, OmgError, StateError
 from omg.graph.build import graph_from_data
+from omg.ledgerrows import limits
 from omg.state import State, diff, fold
+from omg.state.kept import run_ledger
 from omg.state.runid import check_run_id, is_run_id
 from omg.state.store import RunDir, canonical_json, fold_run, load_run, open_record
 from omg.state.verify import Damaged
@@ -77,11 +79,12 @@ def show(
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
+        book = None if by_node and not as_json else run_ledger(rundir, limits(graph))
         if as_json:
             hint = situation(state, derived)
-            return machine.dumps(machine.run(graph, state, rundir.read_events(), derived, hint))
+            return machine.dumps(machine.run(graph, state, (), derived, hint, book))
         table = ledger.render(
-            graph, state, rundir.read_events(), by_node=by_node, paint=Paint.to(sys.stdout)
+            graph, state, (), by_node=by_node, paint=Paint.to(sys.stdout), book=book
         )
         return (
             f"{table}\n\nstatus: {derived} "

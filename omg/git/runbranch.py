@@ -18,12 +18,14 @@ from omg.git.names import head, run_ref
 LOCK_FILE = "leg.lock"
 #: The record check's verified point (``state/vouched.py``): a cache of this machine's.
 VERIFIED_FILE = "verified.json"
+#: The ledger kept with the verified point (``state/kept.py``): a cache of this machine's too.
+KEPT_FILE = "ledger.json"
 
 
 def skipped(name: str, *, top: bool) -> bool:
-    """Files never committed nor restored: the leg lock, the verified point and in-flight
-    temp files."""
-    return (top and name in (LOCK_FILE, VERIFIED_FILE)) or ".tmp" in name
+    """Files never committed nor restored: the leg lock, the verified point, the ledger kept
+    with it and in-flight temp files."""
+    return (top and name in (LOCK_FILE, VERIFIED_FILE, KEPT_FILE)) or ".tmp" in name
 
 
 def commit(

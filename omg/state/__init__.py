@@ -14,6 +14,8 @@
 - ``vouched``: the verified point — the log's files and bytes a check covered, their sha256 and
   fold, kept in ``verified.json`` beside the record; ``verify_from``, the check from it: those
   bytes hashed, only the lines after them checked and folded.
+- ``kept``: the ledger kept with the verified point — its rows folded up to it, in
+  ``ledger.json``, named by the point; ``run_ledger``, the rows folded on from them.
 - ``artifacts``: each passed node's reply file against the size and sha256 its ``node_passed``
   recorded.
 - ``log``: the event log as one stream — each line as recorded, read only once the record is

@@ -36,6 +36,8 @@ class EventLog:
         self.changed = changed
         self._events_fd: int | None = None
         self._chunk: tuple[Path, int] | None = None  # the file appended to, its lines
+        #: the log's files as the record check listed them (None: not listed yet)
+        self.listed: list[Path] | None = None
 
     @property
     def events_path(self) -> Path:
@@ -114,8 +116,8 @@ class EventLog:
             os.fsync(self._events_fd)  # a full chunk is never written again: durable once
             os.close(self._events_fd)
             self._events_fd = None
-        if self._chunk is None:
-            last = self.segments()[-1:]
+        if self._chunk is None:  # (the leg holds the lock: the files are as its check found them)
+            last = (self.listed if self.listed is not None else self.segments())[-1:]
             start = 1 if not last or last[0] == self.events_path else _first_seq(last[0])
             target = self.chunk_path(start) if start > 1 else self.events_path
             if seq - start < CHUNK_EVENTS:
@@ -137,7 +139,8 @@ class EventLog:
     def checked_files(self) -> tuple[list[Path], Callable[[Path], BinaryIO]]:
         """The files of the log (none at all is a StateError), and how the check opens each."""
         fix = events_fix(self.path)
-        return self._segments(), lambda path: self._open_path(path, fix)
+        self.listed = self._segments()
+        return self.listed, lambda path: self._open_path(path, fix)
 
     def _segments(self) -> list[Path]:
         found = self.segments()
@@ -148,6 +151,10 @@ class EventLog:
 
     def _open_path(self, path: Path, fix: str) -> BinaryIO:
         return opened(self.path, path, fix)
+
+    def parse_line(self, raw: bytes, n: int, path: Path) -> Event:
+        """Line ``n`` of ``path``, one event; a torn, oversized or foreign line is a Damaged."""
+        return self._parse_line(raw, n, path)
 
     def _parse_line(self, raw: bytes, n: int, path: Path) -> Event:
         if raw.endswith(b"\n") and len(raw) <= MAX_LINE:

@@ -97,61 +97,87 @@ class Ledger:
 
 def ledger(events: Iterable[Event], limits: Limits = Limits()) -> Ledger:
     """Fold the event stream into its execution rows."""
-    rows: list[Row] = []
-    open_: dict[str, Row] = {}
-    running = False
-    for ev in events:
-        kind = ev["event"]
-        nid = str(ev.get("node_id", ""))
-        if kind == "run_started":
-            for row in open_.values():  # a leg that died with these in flight
+    book = Book()
+    book.feed(events)
+    return book.closed(limits)
+
+
+@dataclass
+class Book:
+    """The fold of the rows so far, which the next events go on from: every row begun, the
+    ones still open (by node), and whether a leg is running. ``closed`` ends it, in place.
+    ``state/kept.py`` keeps one on disk: a change to the fold or to ``Row`` bumps its FORMAT."""
+
+    rows: list[Row] = field(default_factory=list)
+    open_: dict[str, Row] = field(default_factory=dict)
+    running: bool = False
+
+    def feed(self, events: Iterable[Event]) -> None:
+        """Fold ``events`` (the ones after those already folded) into the rows."""
+        rows, open_, running = self.rows, self.open_, self.running
+        for ev in events:
+            kind = ev["event"]
+            nid = str(ev.get("node_id", ""))
+            if kind == "run_started":
+                for row in open_.values():  # a leg that died with these in flight
+                    row.verdict = "CUT"
+                    row.detail = row.detail or "the leg ended (killed?) before this execution did"
+                open_.clear()
+                running = True
+            elif kind == "run_finished":
+                running = False
+            elif kind == "node_started":
+                row = Row(nid, int(ev["leg"]), int(ev.get("round", 0) or 0))
+                open_[nid] = row
+                rows.append(row)
+            elif kind in ("node_retried", "node_passed", "node_failed"):
+                _ends(rows, open_, ev, kind, nid)
+        self.running = running
+
+    def closed(self, limits: Limits) -> Ledger:
+        """The ledger of the events folded: the rows still open when the stream ends were cut,
+        unless a leg is running. Changes the rows: the book is not fed after this."""
+        if not self.running:
+            for row in self.open_.values():
                 row.verdict = "CUT"
                 row.detail = row.detail or "the leg ended (killed?) before this execution did"
-            open_.clear()
-            running = True
-        elif kind == "run_finished":
-            running = False
-        elif kind == "node_started":
-            row = Row(nid, int(ev["leg"]), int(ev.get("round", 0) or 0))
-            open_[nid] = row
-            rows.append(row)
-        elif kind in ("node_retried", "node_passed", "node_failed"):
-            started = open_.get(nid)
-            row = started or _unstarted(rows, ev)
-            row.attempts += started is not None  # a decision or a refusal is no attempt
-            row.cost_usd = round(row.cost_usd + float(ev.get("cost_usd", 0.0) or 0.0), 10)
-            row.cost_unknown = row.cost_unknown or bool(ev.get("cost_unknown"))
-            row.anomaly = str(ev.get("cost_anomaly") or row.anomaly)
-            reason = ev.get("reason")
-            if kind == "node_retried" and reason == "retry":
-                row.retries += 1
-                continue
-            open_.pop(nid, None)
-            usage = ev.get("usage") or {}
-            row.tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-            row.duration_s = ev.get("duration_s")
-            row.cause = ev.get("cause")
-            row.detail = str(ev.get("detail") or "")
-            denied = ev.get("permission_denials")
-            if denied and kind == "node_passed":
-                row.detail = "; ".join(x for x in (row.detail, f"denied {', '.join(denied)}") if x)
-            if kind == "node_passed":
-                row.verdict, row.provenance = "PASS", ev.get("provenance")
-            elif kind == "node_failed":
-                row.verdict = "FAIL"
-            else:
-                row.verdict = _CLOSING.get(str(reason), "FAIL")  # type: ignore[assignment]
-            if reason == "correction":  # the same session, asked again: a row of its own
-                turn = Row(nid, row.leg, row.round, correction=True)
-                open_[nid] = turn
-                rows.append(turn)
-    if not running:
-        for row in open_.values():
-            row.verdict = "CUT"
-            row.detail = row.detail or "the leg ended (killed?) before this execution did"
-    for row in rows:
-        row.detail = _detail(row, limits)
-    return Ledger(rows)
+        for row in self.rows:
+            row.detail = _detail(row, limits)
+        return Ledger(self.rows)
+
+
+def _ends(rows: list[Row], open_: dict[str, Row], ev: Event, kind: str, nid: str) -> None:
+    """A node_retried, node_passed or node_failed: on its open execution's row, or a row of its
+    own (a gate's decision, a node refused before it could start)."""
+    started = open_.get(nid)
+    row = started or _unstarted(rows, ev)
+    row.attempts += started is not None  # a decision or a refusal is no attempt
+    row.cost_usd = round(row.cost_usd + float(ev.get("cost_usd", 0.0) or 0.0), 10)
+    row.cost_unknown = row.cost_unknown or bool(ev.get("cost_unknown"))
+    row.anomaly = str(ev.get("cost_anomaly") or row.anomaly)
+    reason = ev.get("reason")
+    if kind == "node_retried" and reason == "retry":
+        row.retries += 1
+        return
+    open_.pop(nid, None)
+    usage = ev.get("usage") or {}
+    row.tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+    row.duration_s = ev.get("duration_s")
+    row.cause = ev.get("cause")
+    row.detail = str(ev.get("detail") or "")
+    denied = ev.get("permission_denials")
+    if denied and kind == "node_passed":
+        row.detail = "; ".join(x for x in (row.detail, f"denied {', '.join(denied)}") if x)
+    if kind == "node_passed":
+        row.verdict, row.provenance = "PASS", ev.get("provenance")
+    elif kind == "node_failed":
+        row.verdict = "FAIL"
+    else:
+        row.verdict = _CLOSING.get(str(reason), "FAIL")  # type: ignore[assignment]
+    if reason == "correction":  # the same session, asked again: a row of its own
+        turn = Row(nid, row.leg, row.round, correction=True)
+        open_[nid] = turn
+        rows.append(turn)
 
 
 def _unstarted(rows: list[Row], ev: Event) -> Row:

@@ -67,6 +67,10 @@ class RunDir:
         #: paths (relative, "/"-separated) written or removed since ``take_changes``
         self._changed: set[str] = set()
         self._changes_lock = threading.Lock()
+        #: the verified point ``load_run`` reached on this directory in this process
+        self.point: Point | None = None
+        #: the seq of state.json as ``load_run`` read it (-1: none), None before it ran
+        self.snapshot_seq: int | None = None
 
     @property
     def run_id(self) -> str:
@@ -174,6 +178,10 @@ class RunDir:
     def read_events(self) -> Iterator[Event]:
         """Every event, in order; a torn, oversized or foreign line is a StateError."""
         return self._log.read_events()
+
+    def parse_line(self, raw: bytes, n: int, path: Path) -> Event:
+        """Line ``n`` of the log's file ``path`` as ``read_events`` reads it."""
+        return self._log.parse_line(raw, n, path)
 
     def verified(
         self, snapshot: Snapshot | None = None, point: Point | None = None
@@ -309,6 +317,8 @@ def load_run(rundir: RunDir, *, contents: bool = True) -> tuple[State, int]:
     damaged = artifacts.check(rundir.path, state, rundir.artifact, contents=contents)
     if damaged is not None:
         raise Damaged(damaged.path, None, damaged.problem, damaged.fix)
+    rundir.point = reached
+    rundir.snapshot_seq = -1 if snapshot is None else snapshot.state["seq"]
     # a fold of its own, not the point's, means the whole log was checked
     if point is None or reached.state is not point.state or reached.seq != since:
         with contextlib.suppress(OSError):  # (a directory omg may not write keeps its old one)
@@ -324,10 +334,13 @@ def fold_run(rundir: RunDir) -> State:
 
 def catch_up(rundir: RunDir, state: State) -> None:
     """Bring state.json level with the events (a leg killed between an event and its snapshot
-    left it behind) — even when this resume then finds nothing to do, or refuses."""
-    try:
-        behind = rundir.read_state()["seq"] != state["seq"]
-    except StateError:  # no snapshot yet: load_run folded the events
-        behind = True
-    if behind:
+    left it behind) — even when this resume then finds nothing to do, or refuses. After
+    ``load_run`` (under the leg lock) state.json is as it read it, and is not read again."""
+    seen = rundir.snapshot_seq
+    if seen is None:
+        try:
+            seen = rundir.read_state()["seq"]
+        except StateError:  # no snapshot yet: load_run folded the events
+            seen = -1
+    if seen != state["seq"]:
         rundir.write_state(state)

@@ -220,8 +220,8 @@ class Walk:
             cut = buf.rfind(b"\n") + 1
             carry = buf[cut:]
             text, garbled = _decode(buf, cut, path, n - base)
-            pos, size = 0, len(text)
-            while pos < size:
+            pos, stop = 0, len(text)
+            while pos < stop:
                 nl = text.index("\n", pos)
                 n += 1
                 line = n - base

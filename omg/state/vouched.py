@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -49,6 +49,19 @@ class LogFile:
 
 
 @dataclass(frozen=True)
+class Kept:
+    """The ledger kept with a point (``state/kept.py``): the file whose bytes hash to
+    ``sha256`` holds the fold of the log's events up to seq ``seq``, which ends ``size`` bytes
+    (``lines`` lines) into the log's file ``name`` — bytes the point covers."""
+
+    seq: int
+    name: str
+    size: int
+    lines: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class Point:
     """The log's first ``files`` (the last one up to its size then) hash to ``sha256`` and fold
     to ``state``; their last line holds ``seq`` (the state's own seq is its last event's but a
@@ -60,6 +73,7 @@ class Point:
     sha256: str
     state: State
     seq: int
+    kept: Kept | None = None
 
 
 def read_point(run_dir: Path) -> Point | None:
@@ -72,7 +86,8 @@ def read_point(run_dir: Path) -> Point | None:
         with os.fdopen(fd, "rb") as fh:
             raw: Any = strictjson.loads(fh.read())
         files = tuple(LogFile(str(n), int(s), int(k)) for n, s, k in raw["files"])
-        point = Point(str(raw["run_id"]), files, str(raw["sha256"]), raw["state"], raw["seq"])
+        kept = _kept(raw.get("kept"), files)
+        point = Point(str(raw["run_id"]), files, str(raw["sha256"]), raw["state"], raw["seq"], kept)
         fit = raw["check"] == CHECK and isinstance(point.state, dict) and files
         fit = fit and type(point.seq) is int and type(point.state.get("seq")) is int
         return point if fit and point.run_id == run_dir.name else None
@@ -80,9 +95,24 @@ def read_point(run_dir: Path) -> Point | None:
         return None
 
 
+def _kept(raw: Any, files: tuple[LogFile, ...]) -> Kept | None:
+    """The kept ledger a point names, when it lies within the bytes the point covers."""
+    if not isinstance(raw, list) or len(raw) != 5:
+        return None
+    seq, name, size, lines, digest = raw
+    if not (type(seq) is int and type(size) is int and type(lines) is int):
+        return None
+    if not (isinstance(name, str) and isinstance(digest, str)):
+        return None
+    sizes = {f.name: f.size for f in files}
+    if name not in sizes or not 0 <= size <= sizes[name] or lines < 0 or seq < 0:
+        return None
+    return Kept(seq, name, size, lines, digest)
+
+
 def encoded(point: Point) -> str:
     """The text of ``verified.json`` recording ``point``."""
-    body = {
+    body: dict[str, Any] = {
         "check": CHECK,
         "run_id": point.run_id,
         "files": [[f.name, f.size, f.lines] for f in point.files],
@@ -90,6 +120,9 @@ def encoded(point: Point) -> str:
         "seq": point.seq,
         "state": point.state,
     }
+    if point.kept is not None:
+        k = point.kept
+        body["kept"] = [k.seq, k.name, k.size, k.lines, k.sha256]
     return json.dumps(body, separators=(",", ":")) + "\n"
 
 
@@ -105,7 +138,8 @@ def verify_from(
     before) only the lines after it are checked and folded — when every byte it covers is as
     it was (their sha256), the files it names are the log's first, and ``snapshot`` is not
     older than it; otherwise, and when a line after it is refused, the whole log is checked,
-    so a refusal always comes from the whole check."""
+    so a refusal always comes from the whole check. The ledger kept with ``point`` is carried
+    to the point reached only from it: the bytes it covers were just found unchanged."""
     opener = opener or _open
     if point is not None:
         try:
@@ -113,7 +147,7 @@ def verify_from(
         except Damaged:
             walk = None
         if walk is not None:
-            return walk.st, walk.n, _point(walk, segments)
+            return walk.st, walk.n, replace(_point(walk, segments), kept=point.kept)
     walk = whole(segments, snapshot, max_line, opener)
     return walk.st, walk.n, _point(walk, segments)
 

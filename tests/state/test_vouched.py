@@ -4,6 +4,7 @@ sends the record back to the whole check, which refuses damage as it always did.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -209,3 +210,26 @@ def test_a_point_taken_after_a_start_counts_the_start_line(tmp_path: Path) -> No
         fh.write(line({**started, "seq": len(evs) + 2}))  # the start's seq again
     with pytest.raises(Damaged, match=f"has seq {len(evs) + 2} where seq {len(evs) + 3}"):
         load_run(rd)
+
+
+def test_a_point_reached_from_a_point_covers_every_byte_of_each_file(tmp_path: Path) -> None:
+    """A look that folds on from the point into the same file (a leg continuing its chunk),
+    through lines of text that is not ASCII: the point it leaves names each file's every byte,
+    so the look after it can use it."""
+    rd, evs = looked_at(tmp_path)
+    base = {"schema": 1, "ts": "2026-12-01T00:00:00.000Z", "run_id": "r", "leg": 5}
+    more = [
+        {**base, "event": "run_started"},
+        {**base, "event": "node_started", "node_id": "n"},
+        {**base, "event": "node_failed", "node_id": "n", "verdict": "FAIL", "cause": "nonzero_exit",
+         "detail": "déjà vu ✓ — ünïcode"},
+    ]  # fmt: skip
+    for seq, ev in enumerate(more, len(evs) + 1):
+        rd.append_event({**ev, "seq": seq})
+    rd.close()
+    load_run(rd)
+    point = read_point(rd.path)
+    assert point is not None and point.seq == len(evs) + 3
+    data = b"".join(p.read_bytes() for p in rd.segments())
+    assert [f.size for f in point.files] == [p.stat().st_size for p in rd.segments()]
+    assert point.sha256 == hashlib.sha256(data).hexdigest()

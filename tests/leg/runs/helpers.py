@@ -131,12 +131,13 @@ def omg_here(cwd: Path, *argv: str) -> Ran:
 def tree(root: Path) -> dict[str, bytes | str]:
     """Every path under ``root`` and its bytes (what a special file is, never opening it);
     leg.lock left out, as each leg rewrites its holder's pid, and verified.json, the record
-    check's cache of how far it got (never part of the record: see tests/state/test_vouched)."""
+    check's cache of how far it got, and ledger.json, the ledger kept with it (never part of
+    the record: see tests/state/test_vouched, test_kept)."""
     out: dict[str, bytes | str] = {}
     for path in sorted(root.rglob("*")):
         mode = path.lstat().st_mode
         rel = path.relative_to(root).as_posix()
-        if path.name in ("leg.lock", "verified.json"):
+        if path.name in ("leg.lock", "verified.json", "ledger.json"):
             continue
         if stat.S_ISLNK(mode):
             out[rel] = f"link to {os.readlink(path)}"

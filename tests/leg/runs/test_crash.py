@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kit import omg_in_process
 
+from omg.state.kept import LEDGER
 from omg.state.vouched import VERIFIED
 
 from .conftest import Cli
@@ -68,8 +69,10 @@ def test_a_killed_leg_reads_abandoned_and_resume_reruns_only_what_was_in_flight(
     kill_group(proc)
     (tmp_path / "go").touch()  # lets the orphaned `slow` child exit
 
-    def record() -> dict[str, bytes]:  # the run's files, the check's cache (verified.json) aside
-        return {p.name: p.read_bytes() for p in rd.iterdir() if p.is_file() and p.name != VERIFIED}
+    def record() -> dict[str, bytes]:  # the run's files, the check's caches aside
+        caches = (VERIFIED, LEDGER)  # verified.json, and the ledger kept with it
+        files = (p for p in rd.iterdir() if p.is_file() and p.name not in caches)
+        return {p.name: p.read_bytes() for p in files}
 
     before = record()
     listing = cli("status")
