@@ -348,15 +348,15 @@ def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
 
 
 def _last_pid() -> int | None:
-    """The process id this pid namespace gave out last (Linux ``/proc/loadavg``; else None).
+    """The process id omg's pid namespace gave out last (Linux; None where it cannot be read).
 
     While a child is unreaped its id stays taken, so if it is still the last one given out, no
     process or thread was started on the machine since the child: none of it carries the
     child's mark. Only a process privileged to set ``ns_last_pid`` could make it seem so,
     and such a process escapes the mark anyway (it can clear its own environment)."""
     try:
-        return int(_read_all("/proc/loadavg").rsplit(b" ", 1)[1])
-    except (OSError, ValueError, IndexError):
+        return int(_read_all("/proc/sys/kernel/ns_last_pid"))
+    except (OSError, ValueError):
         return None
 
 
