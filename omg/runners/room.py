@@ -150,7 +150,7 @@ def _write_new(path: Path, data: bytes) -> None:
 
 
 def remove_room(path: Path) -> None:
-    """Remove a room: in five calls when it holds only what it was made with (an empty
+    """Remove a room: in eight calls when it holds only what it was made with (an empty
     ``tmp/``, ``home/`` with at most its ``.gitconfig``), every one relative to a directory
     opened without following a link; else (anything more, or anything else) with ``remove``."""
     if not _remove_bare(path):
