@@ -4,11 +4,15 @@ no git, a state commit per node, and a commit plus a push to a local bare reposi
 
     python bench/overhead.py [--quick] [--repeats 5] [--sizes 300,1000,3000]
                              [--modes nogit,git,push] [--no-fanout] [--no-tmpfs]
+                             [--against CHECKOUT]
 
 Each repeat runs a fresh `omg run` (start-up included) and then, right after it, a fresh bash
 script starting the same number of `sh -c true` children: the two are interleaved, so a busy
 neighbour on a shared machine slows both alike. Each figure is the median over the repeats of
 omg's time, of bash's, of their ratio, and of "ms/node" (omg's time minus bash's, per node).
+``--against CHECKOUT`` runs another tree's sources (``PYTHONPATH``) too, in the same repeat just
+beside this tree's (which goes first alternates), each in a fresh run of its own: a row per
+tree, "before" and "after".
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from common import OMG, bash_floor, chain, fan_out, git_repo, report, tmpfs, wall
+from common import CHILD_ENV, OMG, bash_floor, chain, fan_out, git_repo, report, tmpfs, wall
 
 MODES = ("nogit", "git", "push")
 
@@ -35,9 +39,12 @@ def _git_bytes(repo: Path) -> int:
 
 
 def measure(
-    where: Path, graph: str, nodes: int, repeats: int, *, mode: str
-) -> dict[str, float]:
-    """Medians of omg's seconds, bash's seconds, their ratio and ms/node, interleaved per repeat."""
+    where: Path, graph: str, nodes: int, repeats: int, *, mode: str,
+    envs: dict[str, dict[str, str]] | None = None,
+) -> dict[str, dict[str, float]]:  # fmt: skip
+    """Per tree (``envs``: label → environment), medians of omg's seconds, bash's seconds, their
+    ratio and ms/node, interleaved per repeat (every tree's run, then bash's)."""
+    envs = envs or {"": CHILD_ENV}
     work = Path(tempfile.mkdtemp(prefix="omg-overhead-", dir=where))
     try:
         if mode != "nogit":
@@ -48,27 +55,36 @@ def measure(
             subprocess.run([git, "-C", str(work), "remote", "add", "origin", "origin.git"],
                            check=True)  # fmt: skip
         (work / "g.yaml").write_text(graph)
-        omgs, floors, ratios, per_node, growth = [], [], [], [], []
+        got: dict[str, dict[str, list[float]]] = {label: {} for label in envs}
         for i in range(repeats):
-            argv = [*OMG, "run", "g.yaml", "--run-id", f"r{i}"]
-            if mode == "nogit":
-                argv.append("--no-commit")
-            elif mode == "push":
-                argv += ["--push", "origin"]
-            before = _git_bytes(work) if mode != "nogit" else 0
-            o = wall(argv, work)
-            if mode != "nogit":
-                growth.append(_git_bytes(work) - before)
+            took: dict[str, float] = {}
+            order = list(enumerate(envs.items()))
+            for t, (label, env) in order[::-1] if i % 2 else order:  # who goes first alternates
+                argv = [*OMG, "run", "g.yaml", "--run-id", f"r{i}-{t}"]
+                if mode == "nogit":
+                    argv.append("--no-commit")
+                elif mode == "push":
+                    argv += ["--push", "origin"]
+                before = _git_bytes(work) if mode != "nogit" else 0
+                took[label] = wall(argv, work, env=env)
+                if mode != "nogit":
+                    got[label].setdefault("growth", []).append(_git_bytes(work) - before)
             f = bash_floor(nodes, work)
-            omgs.append(o)
-            floors.append(f)
-            ratios.append(o / f)
-            per_node.append((o - f) / nodes * 1000)
+            for label, o in took.items():
+                for key, value in (("omg", o), ("bash", f), ("ratio", o / f),
+                                   ("per_node", (o - f) / nodes * 1000)):  # fmt: skip
+                    got[label].setdefault(key, []).append(value)
         med = statistics.median
-        out = {"omg_s": med(omgs), "bash_s": med(floors), "ratio": med(ratios),
-               "overhead_ms_per_node": med(per_node)}  # fmt: skip
-        if growth:
-            out["git_growth_mb"] = med(growth) / 1e6
+        out: dict[str, dict[str, float]] = {}
+        for label, m in got.items():
+            out[label] = {
+                "omg_s": med(m["omg"]),
+                "bash_s": med(m["bash"]),
+                "ratio": med(m["ratio"]),
+                "overhead_ms_per_node": med(m["per_node"]),
+            }
+            if "growth" in m:
+                out[label]["git_growth_mb"] = med(m["growth"]) / 1e6
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -82,7 +98,12 @@ def main() -> None:
     ap.add_argument("--modes", default=",".join(MODES), help="nogit, git (commit per node), push")
     ap.add_argument("--no-fanout", action="store_true", help="chains only")
     ap.add_argument("--no-tmpfs", action="store_true", help="disk only")
+    ap.add_argument("--against", type=Path, help="another checkout's sources, run in turn")
     args = ap.parse_args()
+    envs = {"": CHILD_ENV}
+    if args.against is not None:
+        envs = {"before ": {**CHILD_ENV, "PYTHONPATH": str(args.against.resolve())},
+                "after ": CHILD_ENV}  # fmt: skip
     sizes = [10] if args.quick else [int(s) for s in args.sizes.split(",")]
     repeats = 1 if args.quick else args.repeats
     modes = [m for m in args.modes.split(",") if m]
@@ -104,14 +125,14 @@ def main() -> None:
         for name, graph, nodes, mode in cases:
             if place == "tmpfs" and mode != "nogit":
                 continue
-            m = measure(where, graph, nodes, repeats, mode=mode)
-            growth = f"{m['git_growth_mb']:.1f}" if "git_growth_mb" in m else "-"
-            per_node = f"{m['overhead_ms_per_node']:.2f}"
-            rows.append([place, mode, name, f"{m['omg_s']:.3f}", f"{m['bash_s']:.3f}",
-                         f"{m['ratio']:.2f}x", per_node, growth])  # fmt: skip
-            data.append({"where": place, "mode": mode, "case": name, "nodes": nodes,
-                         **{k: round(v, 4) for k, v in m.items()}})  # fmt: skip
-            print("  ".join(str(c) for c in rows[-1]), flush=True)
+            for label, m in measure(where, graph, nodes, repeats, mode=mode, envs=envs).items():
+                growth = f"{m['git_growth_mb']:.1f}" if "git_growth_mb" in m else "-"
+                per_node = f"{m['overhead_ms_per_node']:.2f}"
+                rows.append([place, mode, label + name, f"{m['omg_s']:.3f}", f"{m['bash_s']:.3f}",
+                             f"{m['ratio']:.2f}x", per_node, growth])  # fmt: skip
+                data.append({"where": place, "mode": mode, "case": label + name, "nodes": nodes,
+                             **{k: round(v, 4) for k, v in m.items()}})  # fmt: skip
+                print("  ".join(str(c) for c in rows[-1]), flush=True)
     header = ["where", "mode", "case", "omg s", "bash s", "ratio", "ms/node", ".git MB"]
     report("overhead", f"omg run vs bash, interleaved, median of {repeats}", header, rows, data)
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ def spawn(req: SpawnRequest) -> ProcResult:
     deadline = start + req.timeout_s
     watch = _Lines(give_up) if give_up is not None else None
     chunks, ended = _drain(proc, deadline, req.idle_s, req.activity, watch)
-    stopped = ended != "eof" or not _reaped(proc, deadline)
+    reaped = _reaped(proc, deadline) if ended == "eof" else None
+    stopped = reaped is None
     if stopped:
         _stop(proc)
         more, _ = _drain(proc, time.monotonic() + 2, None, None)  # what it wrote before dying
@@ -107,7 +109,8 @@ def spawn(req: SpawnRequest) -> ProcResult:
             proc.wait(timeout=2)
     if req.reap or stopped:
         _kill_group(proc.pid)
-        _kill_marked(token)
+        if reaped != "alone":  # a child that started nothing left nothing to find
+            _kill_marked(token)
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
@@ -344,25 +347,40 @@ def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
         return None
 
 
-def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> bool:
-    """Wait for exit without polling (a pidfd on Linux); False if the deadline passed first."""
+def _last_pid() -> int | None:
+    """The process id omg's pid namespace gave out last (Linux; None where it cannot be read).
+
+    While a child is unreaped its id stays taken, so if it is still the last one given out, no
+    process or thread was started on the machine since the child: none of it carries the
+    child's mark. Only a process privileged to set ``ns_last_pid`` could make it seem so,
+    and such a process escapes the mark anyway (it can clear its own environment)."""
+    try:
+        return int(_read_all("/proc/sys/kernel/ns_last_pid"))
+    except (OSError, ValueError):
+        return None
+
+
+def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> Literal["alone", "exited"] | None:
+    """Wait for exit without polling (a pidfd on Linux); None if the deadline passed first, else
+    "alone" when no process was started after the child (read before it is reaped)."""
     left = max(0.0, deadline - time.monotonic())
     try:
         pidfd = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
         try:
             proc.wait(timeout=left)
-            return True
+            return "exited"
         except subprocess.TimeoutExpired:
-            return False
+            return None
     try:
         ready, _, _ = select.select([pidfd], [], [], left)
     finally:
         os.close(pidfd)
     if not ready:
-        return False
+        return None
+    alone = _last_pid() == proc.pid  # its pid is still held: it is not reaped yet
     proc.wait()
-    return True
+    return "alone" if alone else "exited"
 
 
 def _kill_group(pid: int) -> None:

@@ -1,9 +1,12 @@
 """The process chokepoint keeps a bounded capture of what a child prints, saying what it cut,
-and stops a child as soon as a line it printed gives a reason to."""
+stops a child as soon as a line it printed gives a reason to, and leaves nothing a reaped child
+started running — looking through every process only when the child may have started one."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,8 +17,19 @@ from omg.runners.process import (
     Marked,
     ProcResult,
     SpawnRequest,
+    _reaped,
     spawn,
 )
+
+PATH = {"PATH": "/usr/bin:/bin"}
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed and awaiting its reaper, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def test_a_child_that_prints_more_than_the_limit_keeps_its_head_and_tail(tmp_path: Path) -> None:
@@ -70,3 +84,36 @@ def test_a_marked_spawner_passes_the_whole_request_on_adding_only_the_run_mark(
     )  # fmt: skip
     Marked(inner, "r1@abc")(req)
     assert seen == [replace(req, env={"PATH": "/bin", RUN_MARK: "r1@abc"})]
+
+
+def test_a_process_a_reaped_child_started_in_a_session_of_its_own_is_killed(
+    tmp_path: Path,
+) -> None:
+    script = "setsid sleep 30 >/dev/null 2>&1 & echo $!"
+    res = spawn(SpawnRequest(("sh", "-c", script), tmp_path, PATH, 10, reap=True))
+    assert res.exit_code == 0
+    pid = int(res.stdout)
+    deadline = time.monotonic() + 5
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not running(pid)  # outside the child's group: found by the mark it carries
+
+
+def test_a_child_that_started_a_process_is_never_reaped_alone(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        ["sh", "-c", "sleep 0.2 & true"], cwd=tmp_path, env=PATH, start_new_session=True
+    )
+    assert _reaped(proc, time.monotonic() + 10) == "exited"  # so its mark is looked for
+
+
+def test_a_child_that_starts_nothing_is_reaped_alone_when_nothing_else_started(
+    tmp_path: Path,
+) -> None:
+    # other work on the machine may start processes meanwhile: one quiet moment is enough
+    seen = set()
+    for _ in range(200):
+        proc = subprocess.Popen(["true"], cwd=tmp_path, env=PATH, start_new_session=True)
+        seen.add(_reaped(proc, time.monotonic() + 10))
+        if "alone" in seen:
+            break
+    assert "alone" in seen

@@ -136,3 +136,40 @@ def test_an_agent_runtime_moves_its_configuration_home_into_the_room(
     with rooms.room() as room:
         env = runner.furnish(room, {"HOME": "/home/u", var: str(users), key: "k"})
         assert list(Path(env[var]).iterdir()) == []  # a key: no login carried
+
+
+@pytest.mark.parametrize("swapped", ["home", "tmp"])
+def test_a_room_whose_home_or_tmpdir_became_a_link_is_removed_without_following_it(
+    tmp_path: Path, swapped: str
+) -> None:
+    """A node may swap its HOME or TMPDIR for a link to the user's own files: removing the
+    room removes the link, never what it points at."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".gitconfig").write_text("the user's own")
+    rooms = Rooms.of_run("r1@abc", {"TMPDIR": str(tmp_path)}, gitconfig="[user]\n")
+    for behind in (False, True):
+        with rooms.room(behind=behind) as room:
+            target = room.path / swapped
+            for entry in target.iterdir():
+                entry.unlink()
+            target.rmdir()
+            target.symlink_to(outside)
+        rooms.clear()
+        assert not room.path.exists()
+        assert (outside / ".gitconfig").read_text() == "the user's own"
+
+
+def test_a_room_holding_more_than_it_was_made_with_is_removed_whole(tmp_path: Path) -> None:
+    rooms = Rooms.of_run("r1@abc", {"TMPDIR": str(tmp_path)}, gitconfig="[user]\n")
+    for extra in ("home/.bashrc", "tmp/x/y", "home/.gitconfig.d/z", "left"):
+        with rooms.room(behind=True) as room:
+            where = room.path / extra
+            if extra == "home/.gitconfig.d/z":
+                (room.home / ".gitconfig").unlink()
+                (room.home / ".gitconfig").mkdir()  # a directory by that name, not a file
+                where = room.home / ".gitconfig" / "z"
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_text("x")
+        rooms.clear()
+        assert not room.path.exists()
