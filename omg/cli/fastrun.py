@@ -17,10 +17,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from omg.cli import exits
 from omg.cli.guard import guarded
+
+if TYPE_CHECKING:
+    from omg.cli.ledger import View
 
 #: `omg run`'s options taking a value, by each spelling, to the parameter they set.
 VALUED = {
@@ -37,7 +40,7 @@ VALUED = {
     "--rehearse": "rehearse",
     "--format": "format",
 }
-FLAGS = {"--no-commit": "no_commit", "--by-node": "by_node"}
+FLAGS = {"--no-commit": "no_commit", "--by-node": "by_node", "--executions": "executions"}
 #: Each command read here: its valued options and its flags (`resume` names its run first).
 COMMANDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "run": (VALUED, FLAGS),
@@ -69,6 +72,7 @@ class RunLine:
     no_commit: bool = False
     base: str = "HEAD"
     by_node: bool = False
+    executions: bool = False
     rehearse: Path | None = None
     retry_failed: bool = False
 
@@ -82,7 +86,7 @@ class _RunOptions(TypedDict):
     max_nodes: int | None
     push: str | None
     commit: bool
-    by_node: bool
+    asked: View
     rehearse: Path | None
 
 
@@ -140,6 +144,7 @@ def _parse(args: list[str], env: Mapping[str, str]) -> RunLine:
         no_commit="no_commit" in given,
         base=given.get("base", "HEAD"),
         by_node="by_node" in given,
+        executions="executions" in given,
         rehearse=None if rehearse is None else Path(rehearse),
         retry_failed="retry_failed" in given,
     )
@@ -172,6 +177,7 @@ def _leg(given: RunLine) -> int:
     try:
         from omg.cli import runs
         from omg.cli.inputs import parse_inputs
+        from omg.cli.ledger import view
 
         opts: _RunOptions = {
             "runs_dir": given.runs_dir,
@@ -180,7 +186,7 @@ def _leg(given: RunLine) -> int:
             "max_nodes": given.max_nodes,
             "push": given.push,
             "commit": not given.no_commit,
-            "by_node": given.by_node,
+            "asked": view(given.by_node, given.executions),
             "rehearse": given.rehearse,
         }
         if given.command == "resume":

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from omg.cli.terminal import PLAIN, Paint, Tone
+from omg.errors import UsageError
 from omg.graph.model import Graph
 from omg.ledgerrows import (
     COLUMNS,
@@ -16,6 +18,25 @@ from omg.ledgerrows import (
 )
 from omg.state import Event, State
 from omg.state.ledger import Ledger, ledger
+
+#: A run whose record holds more events than this shows one row per node unless every execution
+#: is asked for (``--executions``): a table of tens of thousands of rows is read by no one, and
+#: folding them costs a look at the run more than everything else it does.
+LONG_RUN_EVENTS = 10_000
+#: Which ledger a person asked for: ``auto`` (per execution; per node for a long run), or one.
+View = Literal["auto", "node", "execution"]
+
+
+def view(by_node: bool, executions: bool) -> View:
+    """The view the two flags ask for; both at once is refused."""
+    if by_node and executions:
+        raise UsageError("--by-node and --executions each pick the ledger's rows: give one")
+    return "node" if by_node else "execution" if executions else "auto"
+
+
+def per_node(state: State, asked: View) -> bool:
+    """Whether the ledger of ``state`` shows one row per node."""
+    return asked == "node" or (asked == "auto" and int(state["seq"]) > LONG_RUN_EVENTS)
 
 
 def _tone(verdict: str) -> Tone | None:
@@ -50,7 +71,7 @@ def render(
     state: State,
     events: Iterable[Event],
     *,
-    by_node: bool = False,
+    asked: View = "execution",
     paint: Paint = PLAIN,
     book: Ledger | None = None,
 ) -> str:
@@ -58,15 +79,22 @@ def render(
 
     The total is the sum of the execution rows, which equals the sum of the per-node costs in
     state.json (each event's cost lands in exactly one row and one record). The per-node view
-    reads state.json alone, so its cost follows the state, not the length of the history.
+    reads state.json alone, so its cost follows the state, not the length of the history; a
+    long run's (``per_node``) says how to list every execution.
     ``paint`` colours the verdicts (a terminal's; the default paints nothing). ``book``: the
     execution rows already folded (``state.kept``), in place of ``events``.
     """
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
+    by_node = per_node(state, asked)
     if by_node:
         records = state["nodes"].values()
         table = _table(COLUMNS, node_rows(graph, state), paint)
         head = f"Run {state['run_id']} — {len(graph.nodes)} node(s)"
+        if asked == "auto":
+            head += (
+                f", {state['seq']:,} events: one row per node "
+                f"(`omg status {state['run_id']} --executions` lists every execution)"
+            )
         usd, unknown = state["cost_usd"], any(r.get("cost_unknown") for r in records)
         retries = sum(int(r.get("retries", 0)) for r in records)
         rounds = int(state.get("rounds", state["hops"]))

@@ -35,6 +35,14 @@ MaxNodes = Annotated[
 ByNode = Annotated[
     bool, typer.Option("--by-node", help="Ledger: one row per node instead of per execution.")
 ]
+Executions = Annotated[
+    bool,
+    typer.Option(
+        "--executions",
+        help="Ledger: one row per execution however long the run (a run of more than "
+        "10,000 events shows one row per node by default).",
+    ),
+]
 FetchRuns = Annotated[
     str | None,
     typer.Option(

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from omg.leg.start import LegEnd
 
 
-def report(end: LegEnd, runs_dir: Path, by_node: bool, as_json: bool = False) -> int:
+def report(end: LegEnd, runs_dir: Path, asked: ledger.View, as_json: bool = False) -> int:
     """The ledger and how the leg ended, for people; with ``as_json`` all of it on stderr and
     the outcome as one JSON line on stdout, the last line there (schemas/status.schema.json)."""
-    code, hint, step = _told(end, runs_dir, by_node, sys.stderr if as_json else sys.stdout)
+    code, hint, step = _told(end, runs_dir, asked, sys.stderr if as_json else sys.stdout)
     if as_json:
         from omg.cli import machine
 
@@ -41,7 +41,7 @@ def report(end: LegEnd, runs_dir: Path, by_node: bool, as_json: bool = False) ->
 
 
 def _told(
-    end: LegEnd, runs_dir: Path, by_node: bool, out: TextIO
+    end: LegEnd, runs_dir: Path, asked: ledger.View, out: TextIO
 ) -> tuple[int, Hint | None, str | None]:
     """Print the leg's end to ``out``: (exit code, the next step's hint, its name when no
     hint words it)."""
@@ -64,10 +64,9 @@ def _told(
                 file=sys.stderr,
             )
     print(file=out)
-    book = None if by_node else run_ledger(RunDir(runs_dir / run_id), limits(graph))
-    print(
-        ledger.render(graph, state, (), by_node=by_node, paint=Paint.to(out), book=book), file=out
-    )
+    per_node = ledger.per_node(state, asked)
+    book = None if per_node else run_ledger(RunDir(runs_dir / run_id), limits(graph))
+    print(ledger.render(graph, state, (), asked=asked, paint=Paint.to(out), book=book), file=out)
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}", file=out)
         code = {"failed": exits.FAILED, "paused": exits.PAUSED}.get(state["status"], exits.PASSED)

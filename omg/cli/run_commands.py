@@ -13,6 +13,7 @@ from omg.cli.options import (
     DEFAULT_RUNS,
     ByNode,
     Concurrency,
+    Executions,
     MaxMinutes,
     MaxNodes,
     NoCommit,
@@ -41,11 +42,13 @@ def run(
     no_commit: NoCommit = False,
     base: Annotated[str, typer.Option("--base", help="Worktree base ref.")] = "HEAD",
     by_node: ByNode = False,
+    executions: Executions = False,
     rehearse: Rehearse = None,
     format: OutcomeFormat = "text",
 ) -> None:
     """Start a run: its first leg."""
     from omg.cli import runs as commands
+    from omg.cli.ledger import view
 
     as_json = outcome_format(format, dry_run, run_id)
     inputs = parse_inputs(input or [])
@@ -67,7 +70,7 @@ def run(
             push=push,
             commit=not no_commit,
             base=base,
-            by_node=by_node,
+            asked=view(by_node, executions),
             rehearse=rehearse,
             as_json=as_json,
         )
@@ -107,6 +110,7 @@ def resume(
     push: Push = None,
     no_commit: NoCommit = False,
     by_node: ByNode = False,
+    executions: Executions = False,
     rehearse: Rehearse = None,
     input: Annotated[
         list[str] | None,
@@ -127,6 +131,7 @@ def resume(
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
+    from omg.cli.ledger import view
 
     as_json = outcome_format(format, dry_run, run_id)
     if dry_run:
@@ -159,7 +164,7 @@ def resume(
             fetch=fetch,
             push=push,
             commit=not no_commit,
-            by_node=by_node,
+            asked=view(by_node, executions),
             rehearse=rehearse,
             inputs=parse_inputs(input or []),
             approve_spend=approve_spend,

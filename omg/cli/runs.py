@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.cli import exits
 from omg.cli.progress import Progress
@@ -19,6 +20,9 @@ from omg.leg.start import Environment, LegEnd, leg_mask, resume_run, start_run
 from omg.state.events import EventFields
 from omg.state.runid import check_run_id
 from omg.state.store import RunDir
+
+if TYPE_CHECKING:
+    from omg.cli.ledger import View
 
 
 def _os_user() -> str:
@@ -81,7 +85,7 @@ def run(
     push: str | None,
     commit: bool,
     base: str,
-    by_node: bool = False,
+    asked: View = "auto",
     rehearse: Path | None = None,
     as_json: bool = False,
 ) -> int:
@@ -101,7 +105,7 @@ def run(
         for use in graph.uses:
             print(use.disclosure(), file=sys.stderr)
         end = start_run(graph, path, inputs, env, opts, run_id=rid)
-    return _report(end, runs_dir, by_node, as_json)
+    return _report(end, runs_dir, asked, as_json)
 
 
 def resume(
@@ -119,7 +123,7 @@ def resume(
     fetch: str | None,
     push: str | None,
     commit: bool,
-    by_node: bool = False,
+    asked: View = "auto",
     rehearse: Path | None = None,
     inputs: Mapping[str, str] | None = None,
     approve_spend: float | None = None,
@@ -169,7 +173,7 @@ def resume(
             guidance=words,
             stamp=stamp,
         )
-    return _report(end, runs_dir, by_node, as_json)
+    return _report(end, runs_dir, asked, as_json)
 
 
 def dry_run(path: Path, inputs: Mapping[str, str]) -> int:
@@ -226,7 +230,7 @@ def clean(run_id: str, *, remote: str | None) -> int:
     return exits.PASSED
 
 
-def _report(end: LegEnd, runs_dir: Path, by_node: bool, as_json: bool) -> int:
+def _report(end: LegEnd, runs_dir: Path, asked: View, as_json: bool) -> int:
     from omg.cli.outcome import report  # the ledger's tables: imported once the leg has ended
 
-    return report(end, runs_dir, by_node, as_json)
+    return report(end, runs_dir, asked, as_json)

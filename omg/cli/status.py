@@ -70,7 +70,7 @@ def _load(rundir: RunDir, *, contents: bool = True) -> State:
 
 
 def show(
-    runs_dir: Path, run_id: str | None, *, by_node: bool = False, as_json: bool = False
+    runs_dir: Path, run_id: str | None, *, asked: ledger.View = "auto", as_json: bool = False
 ) -> str:
     if run_id is not None:
         rundir = RunDir(runs_dir / check_run_id(run_id))
@@ -79,12 +79,13 @@ def show(
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
+        by_node = ledger.per_node(state, asked)
         book = None if by_node and not as_json else run_ledger(rundir, limits(graph))
         if as_json:
             hint = situation(state, derived)
             return machine.dumps(machine.run(graph, state, (), derived, hint, book))
         table = ledger.render(
-            graph, state, (), by_node=by_node, paint=Paint.to(sys.stdout), book=book
+            graph, state, (), asked=asked, paint=Paint.to(sys.stdout), book=book
         )
         return (
             f"{table}\n\nstatus: {derived} "
@@ -151,7 +152,7 @@ def remote_derive(state: State) -> str:
 
 
 def fetched(
-    remote: str, run_id: str | None, *, by_node: bool = False, as_json: bool = False
+    remote: str, run_id: str | None, *, asked: ledger.View = "auto", as_json: bool = False
 ) -> str:
     """``status --fetch REMOTE [RUN]``: the remote's run branches fetched into
     ``refs/remotes/`` (nothing else local changes), then listed, or one run's ledger."""
@@ -187,7 +188,7 @@ def fetched(
                 graph, state, events, remote_derive(state), None, remote=remote, head=runs[run_id]
             )
             return machine.dumps(doc)
-        table = ledger.render(graph, state, events, by_node=by_node, paint=Paint.to(sys.stdout))
+        table = ledger.render(graph, state, events, asked=asked, paint=Paint.to(sys.stdout))
         return (
             f"{table}\n\nstatus on {remote}: {remote_derive(state)} ({len(state['legs'])} "
             f"leg(s), at {runs[run_id][:12]})"

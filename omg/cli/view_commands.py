@@ -13,6 +13,7 @@ from omg.cli import complete
 from omg.cli.options import (
     DEFAULT_RUNS,
     ByNode,
+    Executions,
     FetchRuns,
     OutputFormat,
     RunsDir,
@@ -28,6 +29,7 @@ def status(
     ] = None,
     runs_dir: RunsDir = DEFAULT_RUNS,
     by_node: ByNode = False,
+    executions: Executions = False,
     node: Annotated[
         str | None,
         typer.Option(
@@ -43,8 +45,9 @@ def status(
     as_json = json_format(format)
     if fetch is not None:
         from omg.cli import status as st
+        from omg.cli.ledger import view
 
-        print(st.fetched(fetch, run_id, by_node=by_node, as_json=as_json))
+        print(st.fetched(fetch, run_id, asked=view(by_node, executions), as_json=as_json))
         return
     if node is not None:
         from omg.cli.nodeview import node_json, show_node
@@ -54,8 +57,9 @@ def status(
         print((node_json if as_json else show_node)(runs_dir, run_id, node))
         return
     from omg.cli import status as st
+    from omg.cli.ledger import view
 
-    print(st.show(runs_dir, run_id, by_node=by_node, as_json=as_json))
+    print(st.show(runs_dir, run_id, asked=view(by_node, executions), as_json=as_json))
 
 
 def log_command(

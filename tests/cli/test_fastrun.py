@@ -20,6 +20,7 @@ READ = [
     ["g.yaml"],
     ["g.yaml", "--no-commit"],
     ["--no-commit", "g.yaml", "--by-node"],
+    ["g.yaml", "--executions"],
     ["g.yaml", "-i", "who=x", "--input", "a=b=c", "--input=e="],
     ["g.yaml", "--run-id", "r1", "--runs-dir", "runs", "--base=main", "--push", "origin"],
     ["g.yaml", "-c", "3", "--max-nodes", "0", "--max-minutes", "1.5"],
@@ -29,6 +30,7 @@ READ = [
 READ_RESUME = [
     ["r1"],
     ["r1", "--runs-dir", "runs", "--no-commit", "--by-node"],
+    ["r1", "--executions"],
     ["--retry-failed", "r1", "-i", "k=v", "--push=origin", "-c", "2", "--max-nodes", "5"],
     ["r1", "--max-minutes", "0.5", "--rehearse", "s.yaml", "--format=text"],
 ]
