@@ -74,6 +74,7 @@ def render(
     asked: View = "execution",
     paint: Paint = PLAIN,
     book: Ledger | None = None,
+    remote: str | None = None,
 ) -> str:
     """The ledger table and its totals line: every execution's row, or one row per node.
 
@@ -82,7 +83,8 @@ def render(
     reads state.json alone, so its cost follows the state, not the length of the history; a
     long run's (``per_node``) says how to list every execution.
     ``paint`` colours the verdicts (a terminal's; the default paints nothing). ``book``: the
-    execution rows already folded (``state.kept``), in place of ``events``.
+    execution rows already folded (``state.kept``), in place of ``events``. ``remote``: the
+    run as fetched from there (`status --fetch`), which the long run's hint names.
     """
     rejected = sum(1 for g in state["gates"].values() if g.get("decision") == "reject")
     by_node = per_node(state, asked)
@@ -93,7 +95,8 @@ def render(
         if asked == "auto":
             head += (
                 f", {state['seq']:,} events: one row per node "
-                f"(`omg status {state['run_id']} --executions` lists every execution)"
+                f"(`omg status {state['run_id']}{f' --fetch {remote}' if remote else ''} "
+                "--executions` lists every execution)"
             )
         usd, unknown = state["cost_usd"], any(r.get("cost_unknown") for r in records)
         retries = sum(int(r.get("retries", 0)) for r in records)

@@ -188,7 +188,8 @@ def fetched(
                 graph, state, events, remote_derive(state), None, remote=remote, head=runs[run_id]
             )
             return machine.dumps(doc)
-        table = ledger.render(graph, state, events, asked=asked, paint=Paint.to(sys.stdout))
+        paint = Paint.to(sys.stdout)
+        table = ledger.render(graph, state, events, asked=asked, paint=paint, remote=remote)
         return (
             f"{table}\n\nstatus on {remote}: {remote_derive(state)} ({len(state['legs'])} "
             f"leg(s), at {runs[run_id][:12]})"

@@ -34,8 +34,9 @@ from omg.state.vouched import VERIFIED, Kept, Point, encoded, read_point
 
 #: The kept ledger's file in the run directory (git/runbranch.py skips it, as verified.json).
 LEDGER = "ledger.json"
-#: Bumped whenever a row's fields or the fold of the rows change: an older file is then ignored.
-FORMAT = 1
+#: Bumped whenever a row's fields, the fold of the rows or the file's keys change: an older file
+#: is then ignored.
+FORMAT = 2
 #: Never read more than this (a file put in its place is not read into memory whole).
 MAX_BYTES = 1 << 28
 #: The types each field of a kept row may have, in ``Row``'s order (checked, never trusted).
@@ -80,9 +81,13 @@ def run_ledger(rundir: RunDir, limits: Limits) -> Ledger:
         return book.closed(limits)
     book, kept = _read(rundir.path, point)
     try:
-        begin = _START if kept is None else _kept_place(kept, names)
-        book.feed(_events(rundir, files, begin, at, after=0 if kept is None else kept.seq))
-    except _Off:  # the log does not go on from where the kept rows stop: fold every event
+        if kept is not None:
+            begin = _kept_place(kept, names)
+            book.feed(_events(rundir, files, begin, at, after=kept.seq, until=point.seq))
+        else:
+            book.feed(_events(rundir, files, _START, at))
+    except (_Off, StateError):  # the log does not go on from where the kept rows stop (a line
+        # cut there is not a line of the record: the whole fold below reads the record itself)
         book, kept = Book(), None
         book.feed(_events(rundir, files, _START, at))
     if kept is None or kept.seq != point.seq:
@@ -130,16 +135,21 @@ def _read(run_dir: Path, point: Point) -> tuple[Book, Kept | None]:
         if len(data) > MAX_BYTES or hashlib.sha256(data).hexdigest() != kept.sha256:
             return Book(), None
         raw: Any = _DECODER.decode(data.decode())
-        head = (raw["format"], raw["run_id"], raw["seq"])
-        if head != (FORMAT, run_dir.name, kept.seq) or type(raw["running"]) is not bool:
-            return Book(), None
+        head = (raw["format"], raw["run_id"], raw["seq"], raw["at"])
+        at = [kept.name, kept.size, kept.lines]
+        if head != (FORMAT, run_dir.name, kept.seq, at) or type(raw["running"]) is not bool:
+            return Book(), None  # (the place the point names is the file's own, digested)
         rows = _rows(raw["columns"])
         open_ = {str(nid): rows[i] for nid, i in raw["open"].items() if _index(i, rows)}
         if len(open_) != len(raw["open"]):
             return Book(), None
         return Book(rows, open_, raw["running"]), kept
-    except (StateError, OSError, ValueError, LookupError, TypeError, RecursionError):
+    except _UNFIT:
         return Book(), None  # a link, a directory, bytes or rows not kept here: never trusted
+
+
+#: What reading a kept file that is not fit to use raises: the file is then never trusted.
+_UNFIT = (StateError, OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError)
 
 
 def _finite(value: float | None) -> bool:
@@ -166,11 +176,18 @@ def _rows(columns: Any) -> list[Row]:
 
 
 def _events(
-    rundir: RunDir, files: list[Path], begin: Place, end: Place | None, *, after: int = 0
+    rundir: RunDir,
+    files: list[Path],
+    begin: Place,
+    end: Place | None,
+    *,
+    after: int = 0,
+    until: int = 0,
 ) -> Iterator[Event]:
     """The events of the log's ``files`` from place ``begin`` to place ``end`` (None: the
     log's end), each line parsed as ``read_events`` parses it; the first must be seq
-    ``after`` + 1 (0: not checked)."""
+    ``after`` + 1 and the last seq ``until`` (0: not checked)."""
+    seq = after
     fix = events_fix(rundir.path)
     last = len(files) - 1 if end is None else end[0]
     for i in range(begin[0], last + 1):
@@ -183,8 +200,10 @@ def _events(
             ev = rundir.parse_line(raw, lines, files[i])
             if after and ev.get("seq") != after + 1:
                 raise _Off
-            after = 0
+            after, seq = 0, ev.get("seq")
             yield ev
+    if until and seq != until:
+        raise _Off
 
 
 def _keep(run_dir: Path, point: Point, book: Book) -> None:
@@ -192,10 +211,12 @@ def _keep(run_dir: Path, point: Point, book: Book) -> None:
     the rows first, then the point naming them — each write atomic, a crash between leaves a
     point naming the rows of before, whose digest no longer matches."""
     index = {id(row): i for i, row in enumerate(book.rows)}
+    last = point.files[-1]
     body = {
         "format": FORMAT,
         "run_id": run_dir.name,
         "seq": point.seq,
+        "at": [last.name, last.size, last.lines],
         "running": book.running,
         "open": {nid: index[id(row)] for nid, row in book.open_.items()},
         "columns": [list(c) for c in zip(*map(_ROW, book.rows), strict=True)]
@@ -205,7 +226,6 @@ def _keep(run_dir: Path, point: Point, book: Book) -> None:
         text = json.dumps(body, separators=(",", ":"), allow_nan=False) + "\n"
     except ValueError:  # a cost past any bound: no record holds one, so none is kept
         return
-    last = point.files[-1]
     digest = hashlib.sha256(text.encode()).hexdigest()
     kept = Kept(point.seq, last.name, last.size, last.lines, digest)
     with contextlib.suppress(OSError):  # (a directory omg may not write: none kept)

@@ -111,3 +111,13 @@ def test_a_leg_of_a_long_run_reports_one_row_per_node_unless_asked_for_each(
     again = omg_in_process("resume", "r", "--no-commit", "--executions", cwd=repo)
     assert again.returncode == exits.PAUSED, again.stderr
     assert f"{LONG_RUN_EVENTS // 2} execution(s)" in again.stdout
+
+
+def test_a_fetched_long_runs_hint_names_the_remote_it_came_from(tmp_path: Path) -> None:
+    from omg.cli.ledger import render
+    from omg.graph.build import graph_from_data
+
+    repo, _ = run_of(tmp_path, LONG_RUN_EVENTS // 2)
+    state = fold(RunDir(repo / ".omg" / "runs" / "r").read_events())
+    head = render(graph_from_data(state["graph"]), state, (), asked="auto", remote="origin")
+    assert "(`omg status r --fetch origin --executions` lists every execution)" in head

@@ -277,6 +277,9 @@ def test_a_kept_file_changed_is_ignored_and_kept_anew(tmp_path: Path, damage: An
         lambda b: b.__setitem__("run_id", "other"),
         lambda b: b.__setitem__("seq", 1),
         lambda b: b.__setitem__("format", 0),
+        lambda b: b.__setitem__("open", []),  # open rows that are not a mapping
+        lambda b: b.__setitem__("open", "a"),
+        lambda b: b["at"].__setitem__(1, 0),  # the file's place not the point's
     ],
 )
 def test_hostile_kept_rows_named_by_the_point_are_never_used(tmp_path: Path, change: Any) -> None:
@@ -332,3 +335,32 @@ def test_status_as_json_lists_the_executions_from_the_kept_rows(tmp_path: Path) 
     rekey(rd)  # and named so by the point
     doc = json.loads(show(rd.path.parent, "r", as_json=True))
     assert "MARKER!" in json.dumps(doc["executions"])  # the kept rows, as the point names them
+
+
+def _moved_to_the_points_end(point: dict[str, Any]) -> None:
+    point["kept"][1:4] = point["files"][-1]
+
+
+def _cut_mid_line(point: dict[str, Any]) -> None:
+    point["kept"][2] -= 7
+
+
+def _a_line_earlier(point: dict[str, Any]) -> None:
+    point["kept"][3] -= 1
+
+
+@pytest.mark.parametrize("move", [_moved_to_the_points_end, _cut_mid_line, _a_line_earlier])
+def test_a_kept_place_changed_in_the_point_alone_is_never_folded_on_from(
+    tmp_path: Path, move: Any
+) -> None:
+    """verified.json alone edited (its digest of the rows untouched): the place the rows stop
+    at is the rows file's own too, so the rows are folded from every event, and kept anew."""
+    rd, more = kept_run(tmp_path, cut=100)
+    append(rd, more)
+    load_run(RunDir(rd.path))  # a later leg's start: the point moves on, the rows' name carried
+    point = json.loads((rd.path / VERIFIED).read_text())
+    assert point["kept"][0] == 100 < point["seq"]
+    move(point)
+    (rd.path / VERIFIED).write_text(json.dumps(point))
+    assert printed(rd, look(RunDir(rd.path))) == from_scratch(rd)
+    assert printed(rd, look(RunDir(rd.path))) == from_scratch(rd)  # and the next look too
