@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from dataclasses import fields, replace
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from omg.errors import StateError
 from omg.state.chunks import open_record
 from omg.state.events import Event
-from omg.state.ledger import Book, Ledger, Limits, Row
+from omg.state.ledger import Book, Ledger, Limits, Row, RowVerdict
 from omg.state.snapshot import atomic_write
 from omg.state.store import RunDir
 from omg.state.verify import events_fix, log_name
@@ -49,6 +49,11 @@ _FIELDS: tuple[frozenset[type], ...] = tuple(
 )  # fmt: skip
 #: Each row's fields, in ``Row``'s order.
 _ROW = attrgetter(*(f.name for f in fields(Row)))
+#: The columns printed as they are (the node, verdict, provenance, cause and anomaly; a row's
+#: detail is made inert when printed): no control character, as no event's could hold one.
+_PLAIN = tuple(i for i, f in enumerate(fields(Row)) if f.name in (
+    "node_id", "verdict", "provenance", "cause", "anomaly"))  # fmt: skip
+_VERDICT = next(i for i, f in enumerate(fields(Row)) if f.name == "verdict")
 
 
 def _refuse(name: str) -> Any:
@@ -172,6 +177,11 @@ def _rows(columns: Any) -> list[Row]:
             raise TypeError("a value of the wrong type")
         if float in kinds and not all(map(_finite, column)):
             raise TypeError("a number past a float's range")
+    for i in _PLAIN:
+        if not all(v is None or v.isprintable() for v in columns[i]):
+            raise TypeError("a control character in a printed column")
+    if not set(columns[_VERDICT]) <= set(get_args(RowVerdict)):
+        raise TypeError("not a verdict a row holds")
     return list(map(Row, *columns))
 
 

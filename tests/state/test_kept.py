@@ -280,6 +280,10 @@ def test_a_kept_file_changed_is_ignored_and_kept_anew(tmp_path: Path, damage: An
         lambda b: b.__setitem__("open", []),  # open rows that are not a mapping
         lambda b: b.__setitem__("open", "a"),
         lambda b: b["at"].__setitem__(1, 0),  # the file's place not the point's
+        lambda b: b["columns"][7].__setitem__(0, "\x1b]0;owned\x07PASS"),  # a verdict
+        lambda b: b["columns"][7].__setitem__(0, "SHIPPED"),  # that is none of a row's
+        lambda b: b["columns"][0].__setitem__(0, "a\x1b[2J"),  # a node that clears the screen
+        lambda b: b["columns"].__setitem__(8, ["\x1b[8m"] * len(b["columns"][8])),  # provenance
     ],
 )
 def test_hostile_kept_rows_named_by_the_point_are_never_used(tmp_path: Path, change: Any) -> None:
@@ -291,6 +295,7 @@ def test_hostile_kept_rows_named_by_the_point_are_never_used(tmp_path: Path, cha
     (rd.path / LEDGER).write_text(json.dumps(body))
     rekey(rd)
     assert printed(rd, look(rd)) == from_scratch(rd)
+    assert "\x1b" not in printed(rd, look(rd))
 
 
 @pytest.mark.parametrize("big", ["1e999", "NaN", "-Infinity"])
