@@ -51,6 +51,7 @@ def run(
     from omg.cli.ledger import view
 
     as_json = outcome_format(format, dry_run, run_id)
+    asked = view(by_node, executions)  # both at once refused, --dry-run or not
     inputs = parse_inputs(input or [])
     if dry_run:
         if run_id is not None:  # refused as the run would refuse it, not silently ignored
@@ -70,7 +71,7 @@ def run(
             push=push,
             commit=not no_commit,
             base=base,
-            asked=view(by_node, executions),
+            asked=asked,
             rehearse=rehearse,
             as_json=as_json,
         )
@@ -134,6 +135,7 @@ def resume(
     from omg.cli.ledger import view
 
     as_json = outcome_format(format, dry_run, run_id)
+    asked = view(by_node, executions)  # both at once refused, --dry-run or not
     if dry_run:
         exit_with(commands.dry_resume(runs_dir, run_id))
 
@@ -164,7 +166,7 @@ def resume(
             fetch=fetch,
             push=push,
             commit=not no_commit,
-            asked=view(by_node, executions),
+            asked=asked,
             rehearse=rehearse,
             inputs=parse_inputs(input or []),
             approve_spend=approve_spend,

@@ -90,8 +90,9 @@ def test_a_long_runs_status_shows_one_row_per_node_and_says_how_to_list_each(
     assert every.returncode == 0, every.stderr
     assert f"{LONG_RUN_EVENTS // 2} execution(s)" in every.stdout.splitlines()[0]
     assert len(every.stdout.splitlines()) > LONG_RUN_EVENTS // 2
-    refused = omg_in_process("status", "r", "--by-node", "--executions", cwd=repo)
-    assert refused.returncode == 2 and "give one" in refused.stderr
+    for argv in (["status", "r"], ["resume", "r", "--dry-run"], ["run", "g.yaml", "--dry-run"]):
+        refused = omg_in_process(*argv, "--by-node", "--executions", cwd=repo)
+        assert refused.returncode == 2 and "give one" in refused.stderr, argv
 
 
 def test_a_short_runs_status_lists_every_execution_as_before(tmp_path: Path) -> None:
