@@ -151,8 +151,9 @@ def _write_new(path: Path, data: bytes) -> None:
 
 def remove_room(path: Path) -> None:
     """Remove a room: in eight calls when it holds only what it was made with (an empty
-    ``tmp/``, ``home/`` with at most its ``.gitconfig``), every one relative to a directory
-    opened without following a link; else (anything more, or anything else) with ``remove``."""
+    ``tmp/``, ``home/`` with at most its ``.gitconfig``), every one inside it relative to a
+    directory opened without following a link (the room's own ``rmdir`` removes only an empty
+    directory, never through a link); else (anything more, or anything else) with ``remove``."""
     if not _remove_bare(path):
         remove(path)
 
