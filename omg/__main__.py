@@ -1,5 +1,20 @@
-"""`python -m omg`: the same entry point as the `omg` console script."""
+"""The `omg` console script and `python -m omg`: the command line's fast paths, else its app."""
 
-from omg.cli import main
+from __future__ import annotations
 
-main()
+
+def main() -> None:
+    """The `omg` console script. `omg --help`, `omg --version`, `omg lint` (a pre-commit hook)
+    and a plain `omg run` or `omg resume` take the fast paths (`omg.cli.fast`) that never import
+    typer; everything else goes through the typer app."""
+    from omg.cli import fast
+
+    if fast():
+        return
+    from omg.cli.app import main as app
+
+    app()
+
+
+if __name__ == "__main__":
+    main()

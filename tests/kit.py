@@ -329,7 +329,7 @@ def _omg_child(
     """In the forked process: become `omg ARGS…` as the interpreter would have started it."""
     import pygit2
 
-    from omg.cli import main
+    from omg.__main__ import main
     from omg.cli.app import main as app
     from omg.cli.scrub import holds_secrets, undumpable
 

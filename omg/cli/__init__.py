@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main"]
+__all__ = ["HELP", "fast"]
 
 #: `omg --help`, as typer renders it (tests/cli/test_fast.py proves the two are the same), so
 #: the commonest look at the tool does not wait ~100 ms for typer to build every command.
@@ -83,10 +83,10 @@ Commands:
 """
 
 
-def main() -> None:
-    """The `omg` console script. `omg --help`, `omg --version`, `omg lint` (a pre-commit
-    hook) and a plain `omg run` or `omg resume` take fast paths that never import typer;
-    everything else goes through the typer app."""
+def fast() -> bool:
+    """What `omg --help`, `omg --version`, `omg lint` (a pre-commit hook) and a plain `omg run`
+    or `omg resume` do without importing typer; False when the typer app must answer (the
+    entry point, `omg/__main__.py`, then hands it the command)."""
     # A terminal whose encoding cannot show ✓ or — gets \u2713, never exit 70.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -95,12 +95,12 @@ def main() -> None:
     args = sys.argv[1:]
     if args == ["--help"]:
         sys.stdout.write(HELP)
-        return
+        return True
     if args == ["--version"]:
         from omg.cli.version import describe
 
         sys.stdout.write(describe() + "\n")
-        return
+        return True
     if args[:1] == ["lint"] and "--help" not in args and "-h" not in args:
         from omg.cli.lint import main as lint
 
@@ -116,6 +116,4 @@ def main() -> None:
         given = fastrun.parse(args, os.environ)
         if given is not None:
             fastrun.run(given)
-    from omg.cli.app import main as run
-
-    run()
+    return False

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from omg.modelproxy.executions import Why
-from omg.modelproxy.usage import Api
+if TYPE_CHECKING:
+    from omg.modelproxy.executions import Why
+    from omg.modelproxy.usage import Api
 
 #: Each refusal's status and error type, by API.
 REFUSALS: dict[Api, dict[Why, tuple[int, str]]] = {

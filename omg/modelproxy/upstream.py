@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from omg.modelproxy.headers import Headers
-from omg.modelproxy.usage import Api
-
 if TYPE_CHECKING:  # http.client and ssl only once a pool connects (a leg with agent nodes)
     import http.client
     import ssl
+
+    from omg.modelproxy.headers import Headers
+    from omg.modelproxy.usage import Api
 
 #: The model APIs' own addresses (Anthropic's Messages API, OpenAI's Responses API), as the
 #: CLIs' base URLs name them: claude appends ``/v1/messages``, codex appends ``/responses``.

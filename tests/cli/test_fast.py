@@ -23,7 +23,7 @@ def test_the_fast_help_is_the_help_typer_renders() -> None:
 
 def test_omg_help_answers_without_importing_typer() -> None:
     code = (
-        "import sys; sys.argv = ['omg', '--help']\nfrom omg.cli import main\nmain()\n"
+        "import sys; sys.argv = ['omg', '--help']\nfrom omg.__main__ import main\nmain()\n"
         "print('typer' in sys.modules, file=sys.stderr)"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -36,7 +36,7 @@ def test_omg_lint_answers_without_importing_typer_or_jsonschema() -> None:
         "import atexit\n"
         "atexit.register(lambda: print(sorted(m for m in ('typer', 'jsonschema', 'pygit2') "
         "if m in sys.modules), file=sys.stderr))\n"
-        "from omg.cli import main\nmain()"
+        "from omg.__main__ import main\nmain()"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
@@ -67,7 +67,7 @@ def test_a_shell_run_without_commits_reaches_its_first_node_without_git_or_typer
         "            f.write('\\n'.join(sorted(sys.modules)) + '\\n--\\n')\n"
         "sys.addaudithook(hook)\n"
         "sys.argv = ['omg', 'run', 'g.yaml', '--no-commit']\n"
-        "from omg.cli import main\nmain()"
+        "from omg.__main__ import main\nmain()"
     )
     env = {**os.environ, "HOME": str(home)}
     res = subprocess.run(

@@ -140,7 +140,7 @@ UNUSED = ("typer", "omg.graph.advise", "omg.modelproxy.server", "http.server")
 def omg(argv: list[str], cwd: Path, *, via_typer: bool = False) -> subprocess.CompletedProcess[str]:
     """`omg ARGV` in a fresh interpreter (the entry point, or the typer app's), its last
     stderr line saying whether typer was imported, the line before which of ``UNUSED`` were."""
-    entry = "from omg.cli.app import main" if via_typer else "from omg.cli import main"
+    entry = "from omg.cli.app import main" if via_typer else "from omg.__main__ import main"
     code = (
         f"import sys; sys.argv = ['omg', *{argv!r}]\nimport atexit\n"
         f"atexit.register(lambda: print('typer' in sys.modules, file=sys.stderr))\n"

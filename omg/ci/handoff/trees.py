@@ -10,15 +10,17 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from omg.ci.handoff.limits import BLOB, EXECUTABLE, GITLINK, Limits, name_problem, run_path_problem
 from omg.ci.handoff.outcome import Refusal
-from omg.git.quarantine import Quarantine, TreeEntry
 from omg.nodefile import on_disk
 from omg.state.chunks import MAX_LINE
 from omg.state.snapshot import parse_state
 from omg.state.verify import Damaged, Snapshot, state_fix, verify
+
+if TYPE_CHECKING:
+    from omg.git.quarantine import Quarantine, TreeEntry
 
 #: Where a refusal says the run's files are: the run branch's tree, as a run directory.
 RUNS = Path("omg/runs")
