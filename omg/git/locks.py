@@ -32,4 +32,3 @@ def clear_stale(repo: pygit2.Repository, root: Path, run_id: str) -> list[str]:
     for path in found:
         Path(path).unlink(missing_ok=True)
     return sorted(found)
-
