@@ -31,7 +31,8 @@ from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run, start_run
 from omg.mask import Masker
 from omg.modelproxy.executions import Pricer
-from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output, Step
+from omg.runners.base import AgentRuntime, Invocation, Output, Step
+from omg.runners.keys import HeldKey
 from omg.runners.process import Spawner
 from omg.runners.room import Room
 from omg.spend import Spend

@@ -251,8 +251,6 @@ def _refuse_decision(ctx: JobContext, look: Look, a: RefuseDecision) -> JobOutco
 def supersede(ctx: JobContext, look: Look, old: str, new_head: str) -> None:
     """The old head's run stops counting, so no decision on it lands: recorded on its branch
     when it is at rest, else as a note the leg running it folds in at its end."""
-    from omg.leg.notes import on_branch
-
     if not look.found(old):
         return
     fields: EventFields = {
@@ -266,8 +264,7 @@ def supersede(ctx: JobContext, look: Look, old: str, new_head: str) -> None:
         if step == "note":  # a leg may be running it
             ctx.runs.note(old, "run_superseded", fields, what, nid)
         elif step == "on_branch":  # a leg that advanced it meanwhile: look again
-            masked, commits = ctx.runs.masked(old), ctx.runs.commits(old)
-            on_branch(masked, commits, "run_superseded", fields, nid, what)
+            ctx.runs.on_branch(old, "run_superseded", fields, nid, what)
         return step
 
     done = race(

@@ -12,8 +12,9 @@ from omg.errors import StateError, Unreadable, UsageError
 from omg.leg.run import Run, open_run
 from omg.records import PullRequestRecord
 from omg.state.events import EventFields, EventKind
+from omg.state.recorder import Recorder
 from omg.state.runid import check_run_id, pr_run_id
-from omg.state.store import RunDir
+from omg.state.store import RunDir, catch_up, load_run
 
 if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
     from omg.ci.handoff.manifest import Note, NoteEvent
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # the leg's machinery is imported when a leg runs
     from omg.git.repo import RunRepo
     from omg.leg.commits import RunCommits
     from omg.leg.start import Environment
+    from omg.state import State
 
 
 class JobRuns:
@@ -167,6 +169,27 @@ class JobRuns:
             noted.append({"id": note_id, "event": note_event(kind), "fields": dict(fields)})
             return True
         return note(rid, self.masked(rid), self.commits(rid), kind, fields, note_id, what)
+
+    def on_branch(
+        self, rid: str, kind: EventKind, fields: EventFields, note_id: str, what: str
+    ) -> State:
+        """Record a note about run ``rid`` straight on its run branch, under the
+        compare-and-swap a leg commits by (MovedOn when a leg advanced it): for a run no leg is
+        running, whose record must say so at once — a superseded run, which no leg runs again
+        to fold a note in."""
+        rundir, commits = self.masked(rid), self.commits(rid)
+        rundir.lock()
+        try:
+            state, last = load_run(rundir)
+            catch_up(rundir, state)
+            rec = Recorder(rundir, state, leg=max(1, len(state["legs"])), last_seq=last)
+            commits.before_leg(rec)
+            rec.emit(kind, {**fields, "note": note_id})
+            rec.flush()
+            commits.noted(rec, what)
+            return rec.state
+        finally:
+            rundir.close()
 
     def masked(self, rid: str) -> RunDir:
         """Run ``rid``'s directory with the masker of its graph snapshot, for writing a note."""

@@ -8,14 +8,17 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.errors import GraphError, StateError, UsageError
-from omg.git.repo import RunRepo
 from omg.git.treefiles import TreeFiles
 from omg.graph.findings import Finding
 from omg.graph.load import check_file
 from omg.graph.model import Graph
 from omg.records import GraphChangeRecord, PullRequestRecord
+
+if TYPE_CHECKING:
+    from omg.git.repo import RunRepo
 
 #: The lint lines of a PR's changed graph a run keeps (the counts are whole).
 MAX_FINDINGS = 20

@@ -9,7 +9,7 @@ Tokens and the GitHub host are handed in.
 - ``remoteops``: what a remote holds, and a local run branch against it.
 - ``recordops``: the lease, fan-out records, notes, spend books and waits.
 - ``names``: the base the others build on — every ref name, a ref's commit, where checkouts
-  live.
+  live, the common git directory.
 - ``edge``: pygit2 failures → ``GitError``.
 - ``identity``: who commits.
 - ``runbranch``: a run directory as a tree — scanned, or the last commit's tree updated at the
@@ -18,10 +18,11 @@ Tokens and the GitHub host are handed in.
 - ``unfinished``: a checkout a kill left half made — adopted when finished, else cleared, or
   refused when it holds what its branch does not.
 - ``remote``: push / fetch, never forcing.
-- ``locks``: stale ``*.lock`` files; the common git directory.
-- ``lease`` and ``notes``: one-file commits on refs of their own.
-- ``onefile``: the spend books and waits — one-file commits chained on refs of their own, each
-  update a compare-and-swap.
+- ``locks``: stale ``*.lock`` files.
+- ``lease``: the lease's file, committed by ``onefile``; ``notes``: one-file commits on refs
+  of their own.
+- ``onefile``: the spend books, waits and lease — one-file commits chained on refs of their
+  own, each update a compare-and-swap.
 - ``prune``: omg's refs here or on a remote with their commits and times, mirrored by a pruning
   fetch; the branches that hold a lane's work; removal only of a ref still where it was judged
   — checked under the ref's lock here and in a bare remote on this machine, at push negotiation

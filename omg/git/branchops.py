@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from omg.git import locks, runbranch
-from omg.git.edge import translated
-from omg.git.handle import FIX, Handle
+from omg.git.edge import FIX, translated
 from omg.git.identity import signature
 from omg.git.names import HEADS, head, run_ref
 from omg.git.treefiles import TreeFiles
+
+if TYPE_CHECKING:
+    from omg.git.handle import Handle
+else:
+    Handle = object  # RunRepo derives from Handle itself: the operations need not import it
 
 
 class BranchOps(Handle):

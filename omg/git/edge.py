@@ -10,6 +10,9 @@ import pygit2
 
 from omg.errors import GitError, OmgError
 
+#: What a git failure's message tells to do.
+FIX = "check the repository with `git status` and `git fsck`, then resume"
+
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
 
 

@@ -13,12 +13,9 @@ import pygit2
 from omg.dotomg import NAME, ensure_ignored
 from omg.git import remote as remotes
 from omg.git import runbranch
-from omg.git.edge import translated
+from omg.git.edge import FIX, translated
 from omg.git.names import LEASES, lease_tracking
 from omg.git.remote import GitToken
-
-#: What a git failure's message tells to do.
-FIX = "check the repository with `git status` and `git fsck`, then resume"
 
 
 class Handle:

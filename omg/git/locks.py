@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from omg.git.names import owned_refs, run_dir
+from omg.git.names import common_dir, owned_refs, run_dir
 
 
 def clear_stale(repo: pygit2.Repository, root: Path, run_id: str) -> list[str]:
@@ -32,12 +32,3 @@ def clear_stale(repo: pygit2.Repository, root: Path, run_id: str) -> list[str]:
     for path in found:
         Path(path).unlink(missing_ok=True)
     return sorted(found)
-
-
-def common_dir(repo: pygit2.Repository) -> Path:
-    """Where the refs live: the repository's git directory, or a worktree's common one."""
-    git_dir = Path(repo.path)
-    try:
-        return (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
-    except OSError:
-        return git_dir

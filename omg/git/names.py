@@ -172,3 +172,12 @@ def head(repo: pygit2.Repository, ref: str) -> str | None:
 def run_dir(root: Path, run_id: str) -> Path:
     """``.omg/worktrees/<run_id>/`` under the repository root."""
     return root / NAME / "worktrees" / checked("run id", run_id)
+
+
+def common_dir(repo: pygit2.Repository) -> Path:
+    """Where the refs live: the repository's git directory, or a worktree's common one."""
+    git_dir = Path(repo.path)
+    try:
+        return (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
+    except OSError:
+        return git_dir

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omg.errors import MovedOn, Unreadable
 from omg.git import lease as leases
 from omg.git import notes, onefile, runbranch
 from omg.git import remote as remotes
-from omg.git.edge import translated
-from omg.git.handle import FIX, Handle
+from omg.git.edge import FIX, translated
 from omg.git.identity import signature
 from omg.git.names import (
     fanout_ref,
@@ -31,6 +31,11 @@ from omg.git.names import (
 )
 from omg.nodefile import from_disk
 
+if TYPE_CHECKING:
+    from omg.git.handle import Handle
+else:
+    Handle = object  # RunRepo derives from Handle itself: the operations need not import it
+
 
 class RecordOps(Handle):
     """The records beside the run branch, each update a compare-and-swap."""
@@ -40,7 +45,9 @@ class RecordOps(Handle):
         """After a fetch of the run: (commit, ``lease.json``) of the remote's lease, or None."""
         with self._lock, translated(f"reading {remote}'s lease of run {run_id}", FIX):
             tracking = remotes.tracking_name(self._repo, remote)
-            return leases.read(self._repo, lease_tracking(tracking, run_id))
+            return onefile.read(
+                self._repo, lease_tracking(tracking, run_id), leases.FILE, leases.LIMIT
+            )
 
     def put_lease(
         self, remote: str, run_id: str, data: bytes, message: str, *, parent: str | None
@@ -57,8 +64,8 @@ class RecordOps(Handle):
         """Commit ``data`` as the run's lease on top of ``parent``, here only: the local
         ``refs/omg/lease/<run-id>`` a later push carries (a compare-and-swap there)."""
         with self._lock, translated(f"writing the lease of run {run_id}", FIX):
-            return leases.write(
-                self._repo, lease_ref(run_id), data, message, parent=parent,
+            return onefile.write(
+                self._repo, lease_ref(run_id), leases.FILE, data, message, parent=parent,
                 author=signature(self._repo, self._env, "AUTHOR"),
                 committer=signature(self._repo, self._env, "COMMITTER"),
             )  # fmt: skip

@@ -4,18 +4,23 @@ run branch stands to its remote copy, and what it recorded that the remote lacks
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from omg.errors import GitError
 from omg.git import remote as remotes
 from omg.git import runbranch, runscan
-from omg.git.edge import translated
-from omg.git.handle import FIX, Handle
+from omg.git.edge import FIX, translated
 from omg.git.identity import signature
 from omg.git.names import HEADS, head, remote_run_ref
 
 #: How a local run branch stands to its remote copy.
 Relation = Literal["same", "ahead", "behind", "diverged"]
+
+
+if TYPE_CHECKING:
+    from omg.git.handle import Handle
+else:
+    Handle = object  # RunRepo derives from Handle itself: the operations need not import it
 
 
 class RemoteOps(Handle):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pygit2
 
 from omg.git.branchops import BranchOps
-from omg.git.edge import translated
-from omg.git.handle import FIX
+from omg.git.edge import FIX, translated
+from omg.git.handle import Handle
 from omg.git.recordops import RecordOps
 from omg.git.remote import GitToken
 from omg.git.remoteops import RemoteOps
@@ -37,7 +37,7 @@ def open_repo(
     return RunRepo(repo, os.environ if env is None else env, tokens)
 
 
-class RunRepo(BranchOps, RemoteOps, RecordOps, WorktreeOps):
+class RunRepo(BranchOps, RemoteOps, RecordOps, WorktreeOps, Handle):
     """A git repository holding runs: run branches, remotes and managed worktrees.
 
     Every method leaves the user's HEAD, index and working tree alone, and raises only

@@ -10,8 +10,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from omg.errors import GitError
-from omg.git.locks import common_dir
-from omg.git.names import HEADS, head
+from omg.git.names import HEADS, common_dir, head
 
 
 def clear(repo: pygit2.Repository, path: Path, wid: str, branch: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import RepositoryOpenFlag, ResetMode
@@ -13,8 +14,7 @@ from pygit2.enums import RepositoryOpenFlag, ResetMode
 from omg.dotomg import NAME, ensure_ignored
 from omg.errors import GitError
 from omg.git import remote as remotes
-from omg.git.edge import translated
-from omg.git.handle import FIX, Handle
+from omg.git.edge import FIX, translated
 from omg.git.identity import BOT_EMAIL, BOT_NAME, signature
 from omg.git.names import BASES, HEADS, base_ref, checked, head, run_dir, work_branch, worktree_id
 from omg.git.unfinished import clear as clear_unfinished
@@ -289,6 +289,12 @@ def _commit(repo: pygit2.Repository, rev: str, what: str) -> pygit2.Commit:
             f"{what} is {rev!r}, which is not a commit in {repo.workdir}; fetch it (for a run: "
             "its refs/heads/omg/work/<run>/* branches) and resume"
         ) from None
+
+
+if TYPE_CHECKING:
+    from omg.git.handle import Handle
+else:
+    Handle = object  # RunRepo derives from Handle itself: the operations need not import it
 
 
 class WorktreeOps(Handle):

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from omg.graph.findings import Finding
-from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
 from omg.graph.verdicts import verdict_tokens
 from omg.runtimes import RULES
+
+if TYPE_CHECKING:
+    from omg.graph.locate import Locator
 
 #: A pattern's start anchor (after inline flags such as ``(?m)``) and its end anchor.
 _START = re.compile(r"^(?:\(\?[aiLmsux]+\))*(?:\^|\\A)")

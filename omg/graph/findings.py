@@ -1,10 +1,13 @@
-"""Findings: one problem or advisory about a graph file, located by file, line and node."""
+"""Findings: one problem or advisory about a graph file, located by file, line and node, and
+how its message names what the user wrote."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from datetime import date
+from typing import Any, Literal
 
 Severity = Literal[
     "error", "warning", "info"
@@ -43,3 +46,33 @@ _RANK = {"error": 0, "warning": 1, "info": 2}
 def ordered(found: Sequence[Finding]) -> list[Finding]:
     """Failures and warnings by line (the worst first on a line), then the informational ones."""
     return sorted(found, key=lambda f: (f.severity == "info", f.line or 0, _RANK[f.severity]))
+
+
+def show(value: Any) -> str:
+    """A value as the user wrote it, short: strings quoted, YAML spellings for the rest."""
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:56] + '…"'
+    if value is None:
+        return "an empty value"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, int) and abs(value) >= 10**20:
+        digits = len(str(abs(value)))
+        return f"a {digits}-digit number"
+    return str(value)
+
+
+def unknown_key(key: str, allowed: list[str], parent: str) -> str:
+    """An unknown key named, with the closest allowed one when there is one, and every key."""
+    import difflib
+
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    guess = f' — did you mean "{close[0]}"? Allowed' if close else " — allowed"
+    return f'unknown key "{key}" in {parent}{guess} keys: {", ".join(allowed)}'

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omg.graph.findings import Finding
-from omg.graph.model import Graph, Node
 from omg.graph.yamlpos import Path, Positions, json_path
+
+if TYPE_CHECKING:
+    from omg.graph.model import Graph, Node
 
 #: Each distinct placeholder of a command becomes ``OMG_P1``, ``OMG_P2`` … in its environment.
 VARIABLE_PREFIX = "OMG_P"

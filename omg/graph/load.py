@@ -11,7 +11,7 @@ from typing import Any, cast
 from omg.errors import GraphError, InputError
 from omg.graph.build import graph_from_data
 from omg.graph.files import DISK, Files
-from omg.graph.findings import Finding
+from omg.graph.findings import Finding, show
 from omg.graph.limits import (
     MAX_GRAPH_FILE_BYTES,
     MAX_INPUT_BYTES,
@@ -126,8 +126,6 @@ def check_data(
             )
         ]
     if not isinstance(data, Mapping):
-        from omg.graph.schema import show
-
         return None, [
             Finding(
                 source,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from omg.graph.findings import Finding, Severity
-from omg.graph.model import Graph
 from omg.graph.yamlpos import Path, Positions, json_path
+
+if TYPE_CHECKING:
+    from omg.graph.model import Graph
 
 
 class Locator:

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from omg.graph.findings import Finding
-from omg.graph.locate import Locator
 from omg.graph.model import Graph
 from omg.runtimes import RULES
+
+if TYPE_CHECKING:
+    from omg.graph.locate import Locator
 
 
 def project_settings(graph: Graph, at: Locator) -> Iterator[Finding]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from omg.fastschema import Check, compile_schema
-from omg.graph.findings import Finding
+from omg.graph.findings import Finding, show, unknown_key
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path
 
@@ -125,27 +125,6 @@ def _field(data: Any, path: DataPath) -> str:
 
 def _dotted(path: DataPath) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
-
-
-def show(value: Any) -> str:
-    """A value as the user wrote it, short: strings quoted, YAML spellings for the rest."""
-    if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= 60 else text[:56] + '…"'
-    if value is None:
-        return "an empty value"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, date):
-        return f"the date {value.isoformat()}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, int) and abs(value) >= 10**20:
-        digits = len(str(abs(value)))
-        return f"a {digits}-digit number"
-    return str(value)
 
 
 _TYPES = {
@@ -275,15 +254,6 @@ def _kind(path: DataPath, node: Any) -> Iterator[Issue]:
             "agent node with prompt:"
         )
         yield (*path, extra[0]), "node-kind", f"a shell node (run:) does not take {keys} — {why}"
-
-
-def unknown_key(key: str, allowed: list[str], parent: str) -> str:
-    """An unknown key named, with the closest allowed one when there is one, and every key."""
-    import difflib
-
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    guess = f' — did you mean "{close[0]}"? Allowed' if close else " — allowed"
-    return f'unknown key "{key}" in {parent}{guess} keys: {", ".join(allowed)}'
 
 
 def _wrong_type(want: str | list[str], value: Any, path: DataPath, field: str, hint: str) -> str:

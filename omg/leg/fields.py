@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from omg import replyschema
-from omg.graph.model import Node
 
 if TYPE_CHECKING:
+    from omg.graph.model import Node
     from omg.runners.base import Output
 
 #: The characters of a field's value a failed check's detail quotes.

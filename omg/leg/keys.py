@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from omg.errors import UsageError
-from omg.runners.base import AgentRuntime, HeldKey, Invocation, Output
+from omg.runners.base import AgentRuntime, Invocation, Output
+from omg.runners.keys import HeldKey
 from omg.spend import ProxyRecord
 
 if TYPE_CHECKING:

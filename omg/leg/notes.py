@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Required, cast
 
 from omg import strictjson
 from omg.errors import GitError, StateError
-from omg.state import State
 from omg.state.events import EventFields, EventKind
 from omg.state.recorder import Recorder, now_iso
-from omg.state.store import RunDir, catch_up, load_run
 
 if TYPE_CHECKING:
     from omg.leg.commits import RunCommits
+    from omg.state.store import RunDir
 
 #: Events that record a fact about a run without moving it: a decision's state is still current.
 STANDING = ("decision_refused", "leg_dispatched")
@@ -72,31 +71,6 @@ def note(
     data = _encode(rundir.mask.record(event))
     parse(note_id, data)  # a note this process could not fold back in is a bug: say it here
     return commits.record_note(note_id, data, what)
-
-
-def on_branch(
-    rundir: RunDir,
-    commits: RunCommits,
-    kind: EventKind,
-    fields: EventFields,
-    note_id: str,
-    what: str,
-) -> State:
-    """Record a note straight on the run branch, under the compare-and-swap a leg commits by
-    (MovedOn when a leg advanced it): for a run no leg is running, whose record must say so
-    at once — a superseded run, which no leg runs again to fold a note in."""
-    rundir.lock()
-    try:
-        state, last = load_run(rundir)
-        catch_up(rundir, state)
-        rec = Recorder(rundir, state, leg=max(1, len(state["legs"])), last_seq=last)
-        commits.before_leg(rec)
-        rec.emit(kind, {**fields, "note": note_id})
-        rec.flush()
-        commits.noted(rec, what)
-        return rec.state
-    finally:
-        rundir.close()
 
 
 def parse(note_id: str, data: bytes) -> Note:

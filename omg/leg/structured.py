@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omg import replyschema
 from omg.graph.model import Node
 from omg.runners.base import Invocation, Output
 from omg.spend import Spend
-from omg.state.recorder import Recorder
+
+if TYPE_CHECKING:
+    from omg.state.recorder import Recorder
 
 #: The most characters of a structured reply an event records (the artifact holds it whole).
 RECORDED_LIMIT = 16 * 1024

@@ -18,7 +18,7 @@ from omg.spend import ProxyRecord, Spend
 if TYPE_CHECKING:  # a runner that holds no key never loads the proxy
     from omg.graph.model import Node
     from omg.modelproxy.executions import Pricer
-    from omg.modelproxy.upstream import Upstream
+    from omg.runners.keys import HeldKey
 
 #: The headers a rehearsed agent node's requests carry, so the stub model knows who asks.
 NODE_HEADER, ROUND_HEADER, ATTEMPT_HEADER = "X-Omg-Node", "X-Omg-Round", "X-Omg-Attempt"
@@ -66,17 +66,6 @@ class Output:
     #: The structured reply as JSON text, when the CLI reports it apart from the reply's text
     #: (claude's ``structured_output``); None: the reply's text is what a schema judges.
     structured: str | None = None
-
-
-@dataclass(frozen=True)
-class HeldKey:
-    """A model key omg's proxy holds for one runtime: the API it opens (with the key), the
-    variable the runtime's CLI is given an execution's placeholder in, and the variable that
-    points the CLI at an API."""
-
-    upstream: Upstream
-    variable: str
-    base_url: str
 
 
 @dataclass(frozen=True)

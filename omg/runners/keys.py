@@ -4,12 +4,23 @@ CLI's environment without it, or pointed at the proxy with a placeholder in its 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from omg.runners.base import HeldKey
-
 if TYPE_CHECKING:
+    from omg.modelproxy.upstream import Upstream
     from omg.modelproxy.usage import Api
+
+
+@dataclass(frozen=True)
+class HeldKey:
+    """A model key omg's proxy holds for one runtime: the API it opens (with the key), the
+    variable the runtime's CLI is given an execution's placeholder in, and the variable that
+    points the CLI at an API."""
+
+    upstream: Upstream
+    variable: str
+    base_url: str
 
 
 def hold(

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omg.graph.fragments.record import SpliceRecord
 from omg.graph.fragments.walk import strings
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions
 from omg.graphdata import NodeData
+
+if TYPE_CHECKING:
+    from omg.graph.fragments.record import SpliceRecord
 
 _REF = re.compile(
     r"(\{\{\s*(?:artifacts|feedback)\.)([A-Za-z0-9][A-Za-z0-9._-]*)(\s*(?:\|[^}]*)?\}\})"

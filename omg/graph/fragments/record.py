@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from omg.graph.findings import Finding, Severity
+from omg.graph.findings import Finding, Severity, show
 from omg.graph.fragments.walk import slashes
 from omg.graph.yamlpos import Path as DataPath
 from omg.graph.yamlpos import Positions, json_path
@@ -128,12 +128,6 @@ def node_id(raw: object) -> str | None:
     """A node's id when it is a mapping with a text id."""
     v = raw.get("id") if isinstance(raw, Mapping) else None
     return v if isinstance(v, str) else None
-
-
-def show(value: object) -> str:
-    from omg.graph.schema import show
-
-    return show(value)
 
 
 def join(via: str, cite: str) -> str:

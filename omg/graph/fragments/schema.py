@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from omg.graph.findings import Finding
+from omg.graph.findings import Finding, unknown_key
 from omg.graph.yamlpos import Positions, json_path
 
 SCHEMA_FILE = Path(__file__).parents[2] / "schemas" / "fragment.schema.json"
@@ -48,8 +48,6 @@ def fragment_schema_findings(data: Any, pos: Positions, file: str) -> list[Findi
     if _plainly_valid(data):
         return []
     from jsonschema import Draft202012Validator
-
-    from omg.graph.schema import unknown_key
 
     out = []
     for err in Draft202012Validator(fragment_schema()).iter_errors(data):

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from omg.graph.fragments.record import Site, SpliceRecord, show
+from omg.graph.findings import show
+from omg.graph.fragments.record import Site, SpliceRecord
 from omg.graph.fragments.schema import NAME
 
 if TYPE_CHECKING:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omg.graph.yamlpos import Path as DataPath
+if TYPE_CHECKING:
+    from omg.graph.yamlpos import Path as DataPath
 
 
 def strings(value: Any, at: DataPath) -> list[tuple[DataPath, str]]:

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from omg.runners import keys
-from omg.runners.base import HeldKey
 from omg.runners.claude.config import AUTH
+from omg.runners.keys import HeldKey
 
 if TYPE_CHECKING:
     from omg.modelproxy.executions import Pricer

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from omg.runners.room import Room, carry
 
+#: The variable that points codex at another Responses API (omg then passes a provider).
+BASE_URL_ENV = "OMG_CODEX_BASE_URL"
 #: The variable that moves codex's home (config.toml, rules, sessions/, its databases).
 HOME = "CODEX_HOME"
 #: The folder of the room that holds it.

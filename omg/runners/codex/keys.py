@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from omg.runners import keys
-from omg.runners.base import HeldKey
-from omg.runners.codex.config import AUTH
-from omg.runners.codex.rehearsal import BASE_URL_ENV
+from omg.runners.codex.config import AUTH, BASE_URL_ENV
+from omg.runners.keys import HeldKey
 
 if TYPE_CHECKING:
     from omg.modelproxy.executions import Pricer

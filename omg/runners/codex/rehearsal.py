@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from omg.runners.base import ATTEMPT_HEADER, NODE_HEADER, ROUND_HEADER
+from omg.runners.codex.config import BASE_URL_ENV
 
 #: The dummy key a rehearsal gives codex (the stand-in never checks it).
 REHEARSAL_KEY = "sk-omg-rehearsal-not-a-key"
-#: The variable that points codex at another Responses API (omg then passes a provider).
-BASE_URL_ENV = "OMG_CODEX_BASE_URL"
 #: What a rehearsal withholds, so no real credentials or endpoint leak in.
 WITHHELD = ("OPENAI_", "CODEX_API_KEY", "CODEX_HOME", BASE_URL_ENV)
 #: The variables whose values codex sends as the rehearsal's node, round and attempt headers.

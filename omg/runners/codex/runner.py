@@ -169,7 +169,7 @@ def provider_flags(env: Mapping[str, str]) -> list[str]:
     """``-c`` flags defining omg's provider when OMG_CODEX_BASE_URL names a Responses API
     (a rehearsal's stub, a proxy): its URL, the key variable, capped retries, and the
     rehearsal's node headers (sent from variables only a rehearsal sets)."""
-    url = env.get(rehearsal.BASE_URL_ENV)
+    url = env.get(config.BASE_URL_ENV)
     if not url:
         return []
     p = f"model_providers.{PROVIDER}"
