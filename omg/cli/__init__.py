@@ -9,7 +9,8 @@ hand it to its module — ``graph_commands`` (lint, init, graph, stub-model), ``
 words and make its outcome the exit code); the options several commands share, declared once as
 ``Annotated`` types
 (``options``); then one module per command, which import no other command module and share only
-the leaf helpers ``exits``, ``ledger``, ``options``, ``outcome`` (how a leg run here ended, told
+the leaf helpers ``exits``, ``ledger``, ``views`` (which ledger was asked for: per execution, per
+node, or by the run's length), ``options``, ``outcome`` (how a leg run here ended, told
 to a person), ``next``, ``progress``, ``rehearsal`` (the stand-in for a ``--rehearse`` block),
 ``machine`` (the ``--format json`` forms, ``schemas/status.schema.json``: ``omg status``'s
 documents — a listing, one run with its next step, nodes and executions, one node — and the

@@ -23,7 +23,7 @@ from omg.cli import exits
 from omg.cli.guard import guarded
 
 if TYPE_CHECKING:
-    from omg.cli.ledger import View
+    from omg.cli.views import View
 
 #: `omg run`'s options taking a value, by each spelling, to the parameter they set.
 VALUED = {
@@ -177,7 +177,7 @@ def _leg(given: RunLine) -> int:
     try:
         from omg.cli import runs
         from omg.cli.inputs import parse_inputs
-        from omg.cli.ledger import view
+        from omg.cli.views import view
 
         opts: _RunOptions = {
             "runs_dir": given.runs_dir,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from omg.cli import exits, ledger
 from omg.cli.next import next_block
 from omg.cli.terminal import Paint
+from omg.cli.views import View, per_node
 from omg.errors import Hint
 from omg.graph.model import Graph
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from omg.leg.start import LegEnd
 
 
-def report(end: LegEnd, runs_dir: Path, asked: ledger.View, as_json: bool = False) -> int:
+def report(end: LegEnd, runs_dir: Path, asked: View, as_json: bool = False) -> int:
     """The ledger and how the leg ended, for people; with ``as_json`` all of it on stderr and
     the outcome as one JSON line on stdout, the last line there (schemas/status.schema.json)."""
     code, hint, step = _told(end, runs_dir, asked, sys.stderr if as_json else sys.stdout)
@@ -41,7 +42,7 @@ def report(end: LegEnd, runs_dir: Path, asked: ledger.View, as_json: bool = Fals
 
 
 def _told(
-    end: LegEnd, runs_dir: Path, asked: ledger.View, out: TextIO
+    end: LegEnd, runs_dir: Path, asked: View, out: TextIO
 ) -> tuple[int, Hint | None, str | None]:
     """Print the leg's end to ``out``: (exit code, the next step's hint, its name when no
     hint words it)."""
@@ -64,8 +65,7 @@ def _told(
                 file=sys.stderr,
             )
     print(file=out)
-    per_node = ledger.per_node(state, asked)
-    book = None if per_node else run_ledger(RunDir(runs_dir / run_id), limits(graph))
+    book = None if per_node(state, asked) else run_ledger(RunDir(runs_dir / run_id), limits(graph))
     print(ledger.render(graph, state, (), asked=asked, paint=Paint.to(out), book=book), file=out)
     if result is None:
         print(f"\nrun {run_id!r}: nothing to do — {state['status']}", file=out)

@@ -48,7 +48,7 @@ def run(
 ) -> None:
     """Start a run: its first leg."""
     from omg.cli import runs as commands
-    from omg.cli.ledger import view
+    from omg.cli.views import view
 
     as_json = outcome_format(format, dry_run, run_id)
     asked = view(by_node, executions)  # both at once refused, --dry-run or not
@@ -132,7 +132,7 @@ def resume(
 ) -> None:
     """Run the next leg of a run."""
     from omg.cli import runs as commands
-    from omg.cli.ledger import view
+    from omg.cli.views import view
 
     as_json = outcome_format(format, dry_run, run_id)
     asked = view(by_node, executions)  # both at once refused, --dry-run or not

@@ -22,7 +22,7 @@ from omg.state.runid import check_run_id
 from omg.state.store import RunDir
 
 if TYPE_CHECKING:
-    from omg.cli.ledger import View
+    from omg.cli.views import View
 
 
 def _os_user() -> str:

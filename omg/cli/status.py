@@ -10,6 +10,7 @@ from omg import strictjson
 from omg.cli import ledger, machine
 from omg.cli.next import next_step
 from omg.cli.terminal import Paint
+from omg.cli.views import View, per_node
 from omg.errors import Hint, OmgError, StateError
 from omg.graph.build import graph_from_data
 from omg.ledgerrows import limits
@@ -69,9 +70,7 @@ def _load(rundir: RunDir, *, contents: bool = True) -> State:
     return load_run(rundir, contents=contents)[0]
 
 
-def show(
-    runs_dir: Path, run_id: str | None, *, asked: ledger.View = "auto", as_json: bool = False
-) -> str:
+def show(runs_dir: Path, run_id: str | None, *, asked: View = "auto", as_json: bool = False) -> str:
     if run_id is not None:
         rundir = RunDir(runs_dir / check_run_id(run_id))
         if not rundir.exists():
@@ -79,14 +78,12 @@ def show(
         state = _load(rundir)
         derived = derive(state, rundir)
         graph = graph_from_data(state["graph"])
-        by_node = ledger.per_node(state, asked)
+        by_node = per_node(state, asked)
         book = None if by_node and not as_json else run_ledger(rundir, limits(graph))
         if as_json:
             hint = situation(state, derived)
             return machine.dumps(machine.run(graph, state, (), derived, hint, book))
-        table = ledger.render(
-            graph, state, (), asked=asked, paint=Paint.to(sys.stdout), book=book
-        )
+        table = ledger.render(graph, state, (), asked=asked, paint=Paint.to(sys.stdout), book=book)
         return (
             f"{table}\n\nstatus: {derived} "
             f"({len(state['legs'])} leg(s))\nnext: {next_line(state, derived)}"
@@ -151,9 +148,7 @@ def remote_derive(state: State) -> str:
     return str(state["status"])
 
 
-def fetched(
-    remote: str, run_id: str | None, *, asked: ledger.View = "auto", as_json: bool = False
-) -> str:
+def fetched(remote: str, run_id: str | None, *, asked: View = "auto", as_json: bool = False) -> str:
     """``status --fetch REMOTE [RUN]``: the remote's run branches fetched into
     ``refs/remotes/`` (nothing else local changes), then listed, or one run's ledger."""
 

@@ -45,7 +45,7 @@ def status(
     as_json = json_format(format)
     if fetch is not None:
         from omg.cli import status as st
-        from omg.cli.ledger import view
+        from omg.cli.views import view
 
         print(st.fetched(fetch, run_id, asked=view(by_node, executions), as_json=as_json))
         return
@@ -57,7 +57,7 @@ def status(
         print((node_json if as_json else show_node)(runs_dir, run_id, node))
         return
     from omg.cli import status as st
-    from omg.cli.ledger import view
+    from omg.cli.views import view
 
     print(st.show(runs_dir, run_id, asked=view(by_node, executions), as_json=as_json))
 

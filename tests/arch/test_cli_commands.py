@@ -35,6 +35,7 @@ LEAF_HELPERS = {
     "omg.cli.progress",  # the live progress lines
     "omg.cli.rehearsal",  # the stand-in model for a `--rehearse` block
     "omg.cli.terminal",  # colour and cursor control, on a terminal only
+    "omg.cli.views",  # which ledger was asked for (typer- and table-free)
     "omg.cli.version",  # what omg this is (`--version`, the pin `omg init` writes)
 }
 

@@ -12,7 +12,7 @@ import pytest
 from kit import omg_in_process
 
 from omg.cli import exits
-from omg.cli.ledger import LONG_RUN_EVENTS, View, per_node, view
+from omg.cli.views import LONG_RUN_EVENTS, View, per_node, view
 from omg.errors import UsageError
 from omg.state import fold
 from omg.state.store import CHUNK_EVENTS, RunDir, canonical_json
