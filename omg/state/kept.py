@@ -126,6 +126,10 @@ def _kept_place(kept: Kept, names: list[str]) -> Place:
     return names.index(kept.name), kept.size, kept.lines
 
 
+#: What reading a kept file that is not fit to use raises: the file is then never trusted.
+_UNFIT = (StateError, OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError)
+
+
 def _read(run_dir: Path, point: Point) -> tuple[Book, Kept | None]:
     """The rows kept with ``point``, or an empty book when there are none fit to use."""
     kept = point.kept
@@ -151,10 +155,6 @@ def _read(run_dir: Path, point: Point) -> tuple[Book, Kept | None]:
         return Book(rows, open_, raw["running"]), kept
     except _UNFIT:
         return Book(), None  # a link, a directory, bytes or rows not kept here: never trusted
-
-
-#: What reading a kept file that is not fit to use raises: the file is then never trusted.
-_UNFIT = (StateError, OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError)
 
 
 def _finite(value: float | None) -> bool:
