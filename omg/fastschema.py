@@ -55,6 +55,15 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def conforms(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> bool | None:
+    """Whether ``value`` conforms to ``schema`` (a part of ``root``), answered by the compiled
+    check without loading jsonschema; None when that check cannot judge it."""
+    try:
+        return compile_schema(schema, root.get("$defs") or {})(value)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def compile_schema(schema: Any, defs: Mapping[str, Any] | None = None) -> Check:
     """One predicate for ``schema`` (local ``#/$defs/…`` refs resolved against ``defs``)."""
     if schema is True:

@@ -1,7 +1,8 @@
 """Pure: structured replies — an agent node's ``output_schema`` checked as a JSON Schema (Draft
 2020-12), a reply validated against it with each error at its path, a dotted path read from a
-reply or looked up in the schema, a value as the text a placeholder holds, and findings as a
-set of data (what the stall stop compares)."""
+reply or looked up in the schema, and a value as the text a placeholder holds. Imports nothing
+of omg: the graph's checks and the leg's fields read it from deep in their chains (a reply's
+text is read as JSON by ``replytext``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-from omg import strictjson
 
 #: The most validation errors a correction turn or a failure detail names.
 ERRORS_SHOWN = 10
@@ -21,7 +20,6 @@ CORRECTION_OPENING = "omg: your reply does not match the required output schema.
 EVIDENCE_MARK = "\n\n--- omg: verify evidence ---"
 #: One segment of a dotted path: a property name, or an array index.
 SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
-_SPACE = re.compile(r"\s+")
 
 
 def schema_problem(schema: Any) -> str | None:
@@ -92,17 +90,6 @@ def _plain(schema: Any) -> bool:
     return True
 
 
-def conforms(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> bool | None:
-    """Whether ``value`` conforms to ``schema`` (a part of ``root``), answered by the compiled
-    check without loading jsonschema; None when that check cannot judge it."""
-    from omg.fastschema import compile_schema
-
-    try:
-        return compile_schema(schema, root.get("$defs") or {})(value)
-    except (ValueError, TypeError, KeyError):
-        return None
-
-
 def _outside_ref(value: Any) -> str | None:
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -119,20 +106,6 @@ def _outside_ref(value: Any) -> str | None:
             if found is not None:
                 return found
     return None
-
-
-def parse_reply(text: str) -> tuple[Any, str]:
-    """The JSON value a reply's text holds, and "" — or (None, why it holds none)."""
-    body = text.strip()
-    if body.startswith("```"):  # a fenced block: the JSON inside it
-        body = body.split("\n", 1)[1] if "\n" in body else ""
-        body = body.rsplit("```", 1)[0]
-    try:
-        return strictjson.loads(body), ""
-    except ValueError as exc:
-        shown = " ".join(text.split())
-        shown = shown if len(shown) <= 120 else shown[:120] + " …"
-        return None, f"the reply is not JSON ({exc}): {shown or '(empty)'}"
 
 
 def errors(schema: Mapping[str, Any], value: Any) -> list[str]:
@@ -260,25 +233,3 @@ def as_text(value: Any) -> str:
 def pretty(value: Any) -> str:
     """A structured reply as its artifact holds it: indented JSON, keys as the reply gave them."""
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-
-
-def finding_set(text: str) -> frozenset[str] | None:
-    """Findings as data, for the stall stop: a payload's JSON (its verify evidence left out)
-    as a set — each item of a list, else the value — every string's case and whitespace
-    folded, keys sorted; None when the payload holds no JSON."""
-    body = text.split(EVIDENCE_MARK, 1)[0]
-    value, why = parse_reply(body)
-    if why:
-        return None
-    items = value if isinstance(value, list) else [value]
-    return frozenset(json.dumps(_folded(i), sort_keys=True) for i in items)
-
-
-def _folded(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SPACE.sub(" ", value.casefold()).strip()
-    if isinstance(value, Mapping):
-        return {str(k): _folded(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_folded(v) for v in value]
-    return value

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omg.fastschema import compile_schema
+from omg.fastschema import compile_schema, conforms
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH_SCHEMA = json.loads((ROOT / "schemas" / "graph.schema.json").read_text())
@@ -179,3 +179,24 @@ def test_a_mutated_event_gets_the_same_verdict(data: st.DataObject) -> None:
             del parent[path[-1]]
     agree(EVENT_SCHEMA, doc)
     agree(EVENT_SCHEMA, _event())
+
+
+REPLY_ROOT: dict[str, Any] = {
+    "$defs": {"verdict": {"enum": ["ship", "fix"]}},
+    "properties": {"v": {"$ref": "#/$defs/verdict"}, "odd": {"contentEncoding": "base64"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("part", "value", "answer"),
+    [
+        ({"$ref": "#/$defs/verdict"}, "ship", True),  # a part reading the root's $defs
+        ({"$ref": "#/$defs/verdict"}, "maybe", False),
+        ({"type": "integer"}, 3, True),
+        ({"contentEncoding": "base64"}, "x", None),  # a keyword it does not know: no answer
+    ],
+)
+def test_a_value_conforms_to_a_part_of_a_schema_or_the_compiled_check_gives_no_answer(
+    part: dict[str, Any], value: Any, answer: bool | None
+) -> None:
+    assert conforms(part, value, REPLY_ROOT) is answer

@@ -1,5 +1,5 @@
 """Structured replies, pure: schemas checked, replies validated at their paths, fields found
-in a reply and in its schema, values as placeholder text, findings as a set."""
+in a reply and in its schema, and values as placeholder text."""
 
 from __future__ import annotations
 
@@ -52,20 +52,6 @@ def test_each_error_names_its_path(value: Any, errors: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "value", "bad"),
-    [
-        ('{"a": 1}', {"a": 1}, False),
-        ('```json\n{"a": 1}\n```', {"a": 1}, False),
-        ("I'd SHIP IT once the tests pass", None, True),
-        ('{"a": NaN}', None, True),
-    ],
-)
-def test_a_reply_is_json_or_says_why_not(text: str, value: Any, bad: bool) -> None:
-    got, why = rs.parse_reply(text)
-    assert (got, bool(why)) == (value, bad)
-
-
-@pytest.mark.parametrize(
     ("path", "defined"),
     [
         ("verdict", True),
@@ -88,22 +74,6 @@ def test_a_field_is_read_from_a_reply_and_given_as_text() -> None:
     assert rs.get(reply, "findings.0.line") == 3
     with pytest.raises(KeyError):
         rs.get(reply, "findings.1")
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "same"),
-    [
-        ('[{"f": "a.py", "p": "Bug"}, {"f": "b.py"}]',
-         '[{"f": "b.py"}, {"p": "bug ", "f": "a.py"}]', True),
-        ('[{"f": "a.py"}]', '[{"f": "a.py"}, {"f": "b.py"}]', False),
-        ('[{"f": "a.py"}]', '[{"f": "a.py"}]\n\n--- omg: verify evidence ---\nexit 1', True),
-    ],
-)  # fmt: skip
-def test_findings_compare_as_a_set_whatever_their_order_and_evidence(
-    a: str, b: str, same: bool
-) -> None:
-    assert (rs.finding_set(a) == rs.finding_set(b)) == same
-    assert rs.finding_set("- prose finding") is None
 
 
 def test_the_correction_turn_names_each_error_and_opens_with_its_mark() -> None:

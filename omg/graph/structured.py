@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from omg import replyschema
+from omg import fastschema, replyschema
 from omg.graph.feedback import closest
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def node_rules(n: Node) -> Iterator[tuple[str, str, str]]:
         if sub is None:
             continue
         value = json.loads(expected)
-        if replyschema.conforms(sub, value, schema):
+        if fastschema.conforms(sub, value, schema):
             continue
         wrong = replyschema.errors(dict(sub), value)
         if wrong:

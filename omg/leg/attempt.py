@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from omg import replyschema, schedule
+from omg import replyschema, replytext, schedule
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, ShellText, render_shell, render_value
 from omg.graph.structured import split_ref
@@ -144,7 +144,7 @@ class Renderer:
         path = self.ctx.rundir.artifact(found[0]) if found is not None else None
         if found is None or path is None or self._passed(found[0]) is None or not path.exists():
             raise ResolveError(f"cannot resolve {tok.text}: the node has no structured reply")
-        value, why = replyschema.parse_reply(path.read_text(encoding="utf-8"))
+        value, why = replytext.parse_reply(path.read_text(encoding="utf-8"))
         if why:
             raise ResolveError(f"cannot resolve {tok.text}: {why}")
         try:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from omg.graph.model import Node
 from omg.kinds import EXHAUSTED_GATE_SUFFIX
-from omg.replyschema import finding_set
+from omg.replytext import finding_set
 from omg.schedule import FeedbackDecision
 
 #: Markdown decoration dropped before findings are compared: a line's heading, quote and list

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from omg import replyschema
+from omg import replyschema, replytext
 from omg.graph.model import Node
 from omg.runners.base import Invocation, Output
 from omg.spend import Spend
@@ -26,7 +26,7 @@ def check(node: Node, out: Output) -> tuple[Any, list[str]]:
     schema = node.schema
     assert schema is not None
     text = out.structured if out.structured is not None else out.result
-    value, why = replyschema.parse_reply(text)
+    value, why = replytext.parse_reply(text)
     if why:
         return None, [why]
     return value, replyschema.errors(schema, value)
