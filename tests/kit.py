@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from omg.errors import OmgError
+from omg.graph.placeholders import ShellText, render_shell
+from omg.graph.shell.lexer import Spot
+from omg.graph.shell.scan import spots
+from omg.graph.tokens import Resolver, spans
 from omg.leg.decisions import Decision
 from omg.leg.loop import LegOptions
 from omg.leg.start import Environment, LegEnd, resume_run, start_run
@@ -63,6 +67,16 @@ def rooms_left(run_dir: Path, env: Mapping[str, str] | None = None) -> list[Path
 
     base = Rooms.of_run(run_mark(run_dir), clean_env() if env is None else env).base
     return sorted(base.iterdir()) if base.is_dir() else []
+
+
+def command_spots(command: str) -> list[Spot]:
+    """Where each placeholder of a shell command stands, as the leg scans it."""
+    return spots(command, spans(command))
+
+
+def render_command(command: str, resolve: Resolver) -> ShellText:
+    """A shell command rendered as the leg renders it: scanned, its placeholders made data."""
+    return render_shell(command, command_spots(command), resolve)
 
 
 def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:

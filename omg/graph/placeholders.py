@@ -5,12 +5,15 @@ never parses a value (``render_shell``); an ``env:`` value is data its variable 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from omg.graph.limits import VARIABLE_PREFIX
-from omg.graph.shell.lexer import Spot
-from omg.graph.shell.scan import spots
 from omg.graph.tokens import TOKEN, Resolver, Token, refusal, render, spans, token
+
+if TYPE_CHECKING:
+    from omg.graph.shell.lexer import Spot
 
 
 class ResolveError(Exception):
@@ -43,22 +46,22 @@ class ShellText:
         return {v.variable: v.value for v in self.values}
 
 
-def shell_spots(text: str) -> list[Spot]:
-    """Where each placeholder of a shell command stands (``omg.graph.shell.scan``)."""
-    return spots(text, spans(text))
-
-
-def render_shell(text: str, resolve: Resolver) -> ShellText:
-    """The script sh runs for ``text`` and the values its placeholders stand for.
+def render_shell(text: str, where: Sequence[Spot], resolve: Resolver) -> ShellText:
+    """The script sh runs for ``text`` and the values its placeholders stand for; ``where``
+    is where each placeholder stands (``omg.graph.shell.scan.spots(text, spans(text))``: the
+    caller scans, so rendering sits beside the scanner rather than above it).
 
     Raises ResolveError for a placeholder where no value may stand (the loader refuses those),
     and for a value no environment variable can carry (a NUL, non-text bytes, over 128 KiB).
+    Raises ValueError when ``where`` is not the scan of ``text`` (a bug in the caller).
     """
+    if [(s.start, s.end) for s in where] != spans(text):
+        raise ValueError("render_shell: the spots given are not those of the command's text")
     names: dict[tuple[str, str, bool], str] = {}
     values: list[Value] = []
     parts: list[str] = []
     last = 0
-    for spot in shell_spots(text):
+    for spot in where:
         m = TOKEN.fullmatch(text, spot.start, spot.end)
         assert m is not None
         tok = token(m)

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from omg.graph.feedback import closest, loop_text
 from omg.graph.model import Graph, Node
 from omg.graph.shell.programs import code_variable
-from omg.graph.shell.scan import spots
 from omg.graph.structured import output_ref
-from omg.graph.tokens import TOKEN, Token, refusal, scan, spans
+from omg.graph.tokens import TOKEN, Token, scan
 
 FORMS = (
     "{{ inputs.<name> }}, {{ artifacts.<id> }} (optionally | inline), {{ feedback.<id> }}, "
     "{{ outputs.<id>.<field> }} or {{ guidance }}"
 )
-#: The fields sh runs, where a placeholder's position decides whether a value stays data.
+#: The fields sh runs, where a placeholder's position decides whether a value stays data
+#: (``validate`` asks the shell scanner where each stands).
 SHELL_FIELDS = ("run", "success_check.verify.command")
 #: Where ``{{ guidance }}`` may stand: text an agent reads, or a command's data (never a path).
 GUIDED_FIELDS = ("prompt", *SHELL_FIELDS)
@@ -55,25 +55,17 @@ class Reach:
 
 
 def check_references(graph: Graph) -> Iterator[RefProblem]:
-    """Malformed tokens, unknown inputs and nodes, non-ancestor artifacts, rule 5 placements."""
+    """Malformed tokens, unknown inputs and nodes, non-ancestor artifacts, rule 5 placements,
+    and placeholders in an ``env:`` value that chooses code (a shell command's positions are
+    ``validate``'s: it calls the scanner beside this check)."""
     reach = Reach(graph)
     for node in graph.nodes:
         for field, text in node.interpolated_fields():
             for tok in scan(text):
                 for code, message in _judge(graph, reach, node, field, tok):
                     yield RefProblem(node.id, field, tok.start, text, code, message)
-            if field in SHELL_FIELDS:
-                yield from _positions(node, field, text)
-            elif field.startswith("env."):
+            if field.startswith("env."):
                 yield from _code_value(node, field, text)
-
-
-def _positions(node: Node, field: str, text: str) -> Iterator[RefProblem]:
-    """Placeholders of a shell command that stand where sh would read a value as code."""
-    for spot in spots(text, spans(text)):
-        if spot.refused:
-            message = f"{field}: {refusal(spot, text[spot.start : spot.end])}"
-            yield RefProblem(node.id, field, spot.start, text, "placeholder-position", message)
 
 
 def _code_value(node: Node, field: str, text: str) -> Iterator[RefProblem]:

@@ -14,8 +14,10 @@ from omg.graph.findings import Finding
 from omg.graph.limits import check_limits
 from omg.graph.locate import Locator
 from omg.graph.model import VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
-from omg.graph.references import check_references
+from omg.graph.references import SHELL_FIELDS, check_references
 from omg.graph.schema import KINDS
+from omg.graph.shell.scan import spots
+from omg.graph.tokens import refusal, spans
 from omg.graph.yamlpos import Positions
 from omg.kinds import CAUSES
 from omg.runtimes import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RULES
@@ -39,9 +41,23 @@ def validate(graph: Graph, file: str, positions: Positions | None = None) -> lis
         out.append(at.finding(p.code, p.message, p.node, p.field))
     for r in check_references(graph):
         out.append(at.finding(r.code, r.message, r.node, r.field, offset=(r.offset, r.text)))
+    out.extend(_positions(graph, at))
     out.extend(check_limits(graph, file, positions))
     out.sort(key=lambda f: (f.line or 0, f.column or 0))
     return out
+
+
+def _positions(graph: Graph, at: Locator) -> Iterator[Finding]:
+    """Placeholders of a shell command that stand where sh would read a value as code."""
+    for node in graph.nodes:
+        for field, text in node.interpolated_fields():
+            if field not in SHELL_FIELDS:
+                continue
+            for spot in spots(text, spans(text)):
+                if spot.refused:
+                    why = f"{field}: {refusal(spot, text[spot.start : spot.end])}"
+                    offset = (spot.start, text)
+                    yield at.finding("placeholder-position", why, node.id, field, offset=offset)
 
 
 def node_rules(graph: Graph, file: str, positions: Positions | None = None) -> list[Finding]:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from omg import replyschema, replytext, schedule
 from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, ShellText, render_shell, render_value
+from omg.graph.shell.scan import spots
 from omg.graph.structured import split_ref
-from omg.graph.tokens import Token, render
+from omg.graph.tokens import Token, render, spans
 from omg.kinds import Cause, Provenance
 from omg.leg import structured, transcripts
 from omg.leg.deadline import Deadline
@@ -167,7 +168,7 @@ class Renderer:
 
     def shell(self, text: str) -> ShellText:
         """A command with its placeholders as variable references, and their values."""
-        return render_shell(text, self.resolve)
+        return render_shell(text, spots(text, spans(text)), self.resolve)
 
     def env(self, node: Node) -> list[tuple[str, str | None]]:
         """The node's ``env:``, each value's placeholders rendered into it as data."""
@@ -299,6 +300,7 @@ def execute(
                     verify_cwd=verify_cwd,
                     env=shell_env if verify_room is None else verify_room.env(shell_env),
                     spawn=ctx.spawn,
+                    shell=ShellRunner(),
                 )
         except OSError as exc:
             j = Judgment(False, "run_error", False, detail=_no_room(ctx, exc))

@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 from omg.graph.model import Node
 from omg.kinds import Cause, Provenance
 from omg.leg import fields
-from omg.runners.base import Invocation, Output
+from omg.runners.base import Invocation, Output, Runner
 from omg.runners.matcher import MATCH_TIMEOUT_S, Search, search
 from omg.runners.process import Spawner, tail
-from omg.runners.shell import ShellRunner
 
 if TYPE_CHECKING:
     from omg.graph.placeholders import ShellText
@@ -40,9 +39,11 @@ def judge(
     verify_cwd: Path,
     env: Mapping[str, str],
     spawn: Spawner,
+    shell: Runner,
     match_timeout_s: float = MATCH_TIMEOUT_S,
 ) -> Judgment:
-    """Judge ``outcome`` against ``node.success_check`` (verify command already rendered).
+    """Judge ``outcome`` against ``node.success_check`` (verify command already rendered, run
+    by ``shell``, the shell runner the leg hands in).
 
     A pattern is searched in a child process, so one that backtracks without end fails the
     attempt as ``match_timeout`` after ``match_timeout_s`` instead of hanging the leg.
@@ -73,7 +74,7 @@ def judge(
             detail = f'node "{nid}" failed success_check output_equals: {wrong}'
             return Judgment(False, "result_mismatch", True, detail=detail, payload=said)
     if sc.verify is not None and verify_command is not None:
-        return _verify(node, said, verify_command, verify_cwd, env, spawn, match_timeout_s)
+        return _verify(node, said, verify_command, verify_cwd, env, spawn, shell, match_timeout_s)
     claimed = sc.result_matches is not None or bool(sc.output_equals)
     provenance: Provenance = "self-reported" if claimed else "exit-only"
     if outcome.denials and provenance == "exit-only":
@@ -116,6 +117,7 @@ def _verify(
     cwd: Path,
     env: Mapping[str, str],
     spawn: Spawner,
+    shell: Runner,
     match_timeout_s: float,
 ) -> Judgment:
     """Run the verify command through the shell runner and judge its exit and output."""
@@ -128,7 +130,7 @@ def _verify(
         env={**env, **command.env},
         timeout_s=v.timeout_s,
     )
-    res = ShellRunner().run(inv, spawn)
+    res = shell.run(inv, spawn)
     head = f'node "{node.id}" failed success_check verify: `{v.command}`'
     if res.error == "timeout":
         return Judgment(False, "verify_failed", False, detail=f"{head} timed out after {v.timeout}")

@@ -22,7 +22,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "omg"
 MAX_CHAIN = 10
-MAX_CHAIN_ALL = 13
+MAX_CHAIN_ALL = 12
 
 
 def module_name(path: Path) -> str:

@@ -11,6 +11,7 @@ from omg.graph.placeholders import ShellText
 from omg.leg.judge import judge
 from omg.runners.base import Output
 from omg.runners.process import spawn
+from omg.runners.shell import ShellRunner
 
 
 def node(check: SuccessCheck, kind: str = "agent") -> Node:
@@ -184,6 +185,7 @@ def test_judge(
         verify_cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin"},
         spawn=spawn,
+        shell=ShellRunner(),
     )
     assert (j.passed, j.cause, j.judged, j.provenance) == (passed, cause, judged, provenance), j
     if not passed:
@@ -198,6 +200,7 @@ def test_a_failing_verify_hands_back_the_reply_and_the_evidence(tmp_path: Path) 
         verify_cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin"},
         spawn=spawn,
+        shell=ShellRunner(),
     )
     assert j.payload.startswith("my findings") and "E" in j.payload.split("my findings", 1)[1]
 
@@ -210,6 +213,7 @@ def test_a_mismatch_hands_back_the_reply(tmp_path: Path) -> None:
         verify_cwd=tmp_path,
         env={},
         spawn=spawn,
+        shell=ShellRunner(),
     )
     assert j.payload == "nope" and "/^OK\\b/" in j.detail
 
@@ -223,6 +227,7 @@ def test_a_pattern_that_never_ends_is_unjudged_not_a_hang(tmp_path: Path) -> Non
         verify_cwd=tmp_path,
         env={},
         spawn=spawn,
+        shell=ShellRunner(),
         match_timeout_s=0.5,
     )
     assert (j.passed, j.cause, j.judged) == (False, "match_timeout", False)
@@ -240,5 +245,6 @@ def test_verify_values_reach_the_shell_as_variables_never_code(tmp_path: Path) -
         verify_cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", "EXPECT": hostile},
         spawn=spawn,
+        shell=ShellRunner(),
     )
     assert j.passed and not (tmp_path / "pwned").exists()

@@ -8,16 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
-from kit import omg_run, write_graph
+from kit import omg_run, render_command, write_graph
 
 from omg.errors import InputError, StateError
 from omg.graph.limits import MAX_INPUT_BYTES, MAX_SNAPSHOT_BYTES
 from omg.graph.load import check_data, resolve_inputs
 from omg.graph.model import Backoff, Node, SuccessCheck, Verify
-from omg.graph.placeholders import render_shell
 from omg.leg.judge import Judgment, judge
 from omg.runners.base import Output
 from omg.runners.process import spawn
+from omg.runners.shell import ShellRunner
 from omg.state.store import MAX_LINE, RunDir
 
 CATASTROPHIC = "^(a+)+$"
@@ -26,7 +26,7 @@ SLOW_REPLY = "a" * 40 + "b"  # 2^40 backtracking steps: never finishes
 
 def _judged(tmp_path: Path, sc: SuccessCheck, reply: str) -> Judgment:
     node = Node(id="n", kind="shell", run="true", success_check=sc)
-    verify = render_shell(sc.verify.command, lambda tok: "") if sc.verify is not None else None
+    verify = render_command(sc.verify.command, lambda tok: "") if sc.verify is not None else None
     return judge(
         node,
         Output(0, reply),
@@ -34,6 +34,7 @@ def _judged(tmp_path: Path, sc: SuccessCheck, reply: str) -> Judgment:
         verify_cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin"},
         spawn=spawn,
+        shell=ShellRunner(),
         match_timeout_s=1.0,
     )
 

@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
-from kit import omg_run, write_graph
+from kit import command_spots, omg_run, render_command, write_graph
 
 from omg.graph.model import Node
-from omg.graph.placeholders import render_shell, shell_spots
 from omg.runners.base import Invocation
 from omg.runners.process import spawn
 from omg.runners.shell import ShellRunner
@@ -213,7 +212,7 @@ def sh_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 def _run(command: str, value: str, cwd: Path, path: str) -> None:
     """``command`` as a shell node runs it: the script sh parses, the values in its env."""
-    shell = render_shell(command, lambda tok: value)
+    shell = render_command(command, lambda tok: value)
     node = Node(id="n", kind="shell", run=command)
     env = {"PATH": path, "LC_ALL": "C", **shell.env}
     inv = Invocation(node=node, text=shell.script, cwd=cwd, env=env, timeout_s=20)
@@ -320,7 +319,7 @@ def test_property_whatever_the_script_a_value_it_accepts_never_runs(
         return
     cwd = tmp_path / "w"
     cwd.mkdir(exist_ok=True)
-    shell = render_shell(script, lambda tok: value)
+    shell = render_command(script, lambda tok: value)
     node = Node(id="n", kind="shell", run=script)
     env = {"PATH": sh_path, "LC_ALL": "C", **shell.env}
     inv = Invocation(node=node, text=shell.script, cwd=cwd, env=env, timeout_s=20)
@@ -331,14 +330,14 @@ def test_property_whatever_the_script_a_value_it_accepts_never_runs(
 
 
 def _refused(script: str) -> bool:
-    return any(s.refused for s in shell_spots(script))
+    return any(s.refused for s in command_spots(script))
 
 
 def test_the_random_scripts_reach_both_verdicts() -> None:
     """The grammar yields accepted scripts that use a value, and refused ones."""
     accepted = find(COMMANDS, lambda s: X in s and not _refused(s) and "|" in s)
     refused = find(COMMANDS, _refused)
-    assert "OMG_P1" in render_shell(accepted, lambda tok: "v").script and _refused(refused)
+    assert "OMG_P1" in render_command(accepted, lambda tok: "v").script and _refused(refused)
 
 
 def test_shell_quoting_inside_double_quotes_ran_the_value(tmp_path: Path) -> None:

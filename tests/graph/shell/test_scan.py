@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from kit import command_spots, render_command
 
-from omg.graph.placeholders import ResolveError, render_shell, shell_spots
+from omg.graph.placeholders import ResolveError
 
 X = "{{ inputs.x }}"
 
@@ -185,9 +186,9 @@ REFUSED = [
 
 @pytest.mark.parametrize(("command", "script"), ACCEPTED, ids=[c for c, _ in ACCEPTED])
 def test_a_value_may_stand_here_and_sh_gets_a_reference(command: str, script: str | None) -> None:
-    spots = shell_spots(command)
+    spots = command_spots(command)
     assert spots and not [s.refused for s in spots if s.refused]
-    shell = render_shell(command, lambda tok: "$(touch pwned)")
+    shell = render_command(command, lambda tok: "$(touch pwned)")
     assert "touch pwned" not in shell.script
     assert shell.env == {"OMG_P1": "$(touch pwned)"}
     if script is not None:
@@ -196,16 +197,16 @@ def test_a_value_may_stand_here_and_sh_gets_a_reference(command: str, script: st
 
 @pytest.mark.parametrize(("command", "why"), REFUSED, ids=[c for c, _ in REFUSED])
 def test_a_placeholder_where_a_value_would_be_code_is_refused(command: str, why: str) -> None:
-    refused = [s.refused for s in shell_spots(command) if s.refused]
+    refused = [s.refused for s in command_spots(command) if s.refused]
     assert refused, f"{command!r} was accepted"
     assert any(why in r for r in refused), refused
     with pytest.raises(ResolveError, match="cannot run the command"):
-        render_shell(command, lambda tok: "v")
+        render_command(command, lambda tok: "v")
 
 
 def test_each_distinct_placeholder_gets_one_variable() -> None:
     command = "cp {{ artifacts.a }} {{ inputs.x }}/{{ artifacts.a | inline }} {{ inputs.x }}"
-    shell = render_shell(command, lambda tok: tok.text)
+    shell = render_command(command, lambda tok: tok.text)
     assert shell.script == 'cp "${OMG_P1}" "${OMG_P2}"/"${OMG_P3}" "${OMG_P2}"'
     assert [v.placeholder for v in shell.values] == [
         "{{ artifacts.a }}",
@@ -225,10 +226,10 @@ def test_each_distinct_placeholder_gets_one_variable() -> None:
 )
 def test_a_value_no_environment_variable_can_carry_is_refused(value: str, why: str) -> None:
     with pytest.raises(ResolveError, match=why):
-        render_shell("echo {{ inputs.x }}", lambda tok: value)
+        render_command("echo {{ inputs.x }}", lambda tok: value)
 
 
 def test_undecodable_bytes_travel_as_the_same_bytes() -> None:
     """An input given as raw bytes (decoded with surrogateescape, as argv is) stays those bytes."""
     value = b"\xff\xfe a".decode("utf-8", "surrogateescape")
-    assert render_shell("echo {{ inputs.x }}", lambda tok: value).env["OMG_P1"] == value
+    assert render_command("echo {{ inputs.x }}", lambda tok: value).env["OMG_P1"] == value
