@@ -53,7 +53,8 @@ def render_shell(text: str, where: Sequence[Spot], resolve: Resolver) -> ShellTe
 
     Raises ResolveError for a placeholder where no value may stand (the loader refuses those),
     and for a value no environment variable can carry (a NUL, non-text bytes, over 128 KiB).
-    Raises ValueError when ``where`` is not the scan of ``text`` (a bug in the caller).
+    Raises ValueError when ``where`` does not place exactly the placeholders of ``text`` (a bug
+    in the caller).
     """
     if [(s.start, s.end) for s in where] != spans(text):
         raise ValueError("render_shell: the spots given are not those of the command's text")

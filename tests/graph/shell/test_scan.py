@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kit import command_spots, render_command
 
-from omg.graph.placeholders import ResolveError
+from omg.graph.placeholders import ResolveError, render_shell
 
 X = "{{ inputs.x }}"
 
@@ -202,6 +202,21 @@ def test_a_placeholder_where_a_value_would_be_code_is_refused(command: str, why:
     assert any(why in r for r in refused), refused
     with pytest.raises(ResolveError, match="cannot run the command"):
         render_command(command, lambda tok: "v")
+
+
+@pytest.mark.parametrize(
+    "scanned",
+    [
+        "echo hi",  # no placeholder at all: the command's one would stand unrendered
+        f"eval {X}",  # another command's spots, at other places
+        f"echo {X} {X}",  # one spot too many
+    ],
+)
+def test_spots_that_are_not_the_commands_own_are_refused_before_anything_renders(
+    scanned: str,
+) -> None:
+    with pytest.raises(ValueError, match="not those of the command's text"):
+        render_shell(f"echo  {X}", command_spots(scanned), lambda tok: "v")
 
 
 def test_each_distinct_placeholder_gets_one_variable() -> None:
