@@ -45,8 +45,9 @@ _PROMPT = re.compile(r"[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9@*])(?:\[[^\]]*\])?@P$")
 
 
 def spots(text: str, spans: Sequence[tuple[int, int]]) -> list[Spot]:
-    """The spot of each placeholder span (start, end) of ``text``, in order."""
-    return _Scanner(text, spans).run()
+    """The spot of each placeholder span (start, end) of ``text``, in order (a command without
+    placeholders, as most are, has none and is not read)."""
+    return _Scanner(text, spans).run() if spans else []
 
 
 class _Scanner(Lexer):
