@@ -16,6 +16,20 @@ from typing import Any
 Check = Callable[[Any], bool]
 _IGNORED = {"title", "description", "$id", "$schema", "$comment", "default", "examples", "$defs"}
 _IGNORED |= {"then", "else"}  # read with their "if"
+_OBJECT = ("properties", "additionalProperties", "required")
+#: A single ``type`` as one test (``_is_type`` says the same of each name).
+_ONE_TYPE: dict[str, Check] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "integer": lambda v: (
+        not isinstance(v, bool)
+        and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
+    ),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+}
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -74,13 +88,47 @@ def compile_schema(schema: Any, defs: Mapping[str, Any] | None = None) -> Check:
         raise ValueError(f"not a schema: {schema!r}")
     defs = schema.get("$defs", defs or {})
     checks: list[Check] = []
+    if any(key in schema for key in _OBJECT):  # one pass over an object's keys, not three
+        checks.append(_object(schema, defs))
     for key, arg in schema.items():
-        if key in _IGNORED:
+        if key in _IGNORED or key in _OBJECT:
             continue
         checks.append(_keyword(key, arg, schema, defs))
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(c(v) for c in checks)
+    return _every(checks)
+
+
+def _every(checks: list[Check]) -> Check:
+    def every(v: Any) -> bool:  # a loop, not all(…): no generator made per value checked
+        for check in checks:  # noqa: SIM110
+            if not check(v):
+                return False
+        return True
+
+    return every
+
+
+def _object(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Check:
+    """``properties``, ``additionalProperties`` and ``required`` checked together."""
+    props = {k: compile_schema(s, defs) for k, s in schema.get("properties", {}).items()}
+    more = schema.get("additionalProperties", True)
+    extra = None if more is True else compile_schema(more, defs)
+    required = tuple(schema.get("required", ()))
+
+    def fields(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return True
+        for k in required:
+            if k not in v:
+                return False
+        for k, x in v.items():
+            check = props.get(k, extra)
+            if check is not None and not check(x):
+                return False
+        return True
+
+    return fields
 
 
 def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Check:
@@ -97,11 +145,16 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, A
 
         return ref
     if key == "type":
+        if isinstance(arg, str) and arg in _ONE_TYPE:
+            return _ONE_TYPE[arg]
         names = [arg] if isinstance(arg, str) else list(arg)
         return lambda v: any(_is_type(v, n) for n in names)
     if key == "const":
         return lambda v: _equal(v, arg)
     if key == "enum":
+        if all(type(e) is str for e in arg):
+            words = frozenset(arg)
+            return lambda v: type(v) is str and v in words
         return lambda v: any(_equal(v, e) for e in arg)
     if key == "minimum":
         return lambda v: not _number(v) or v >= arg
@@ -129,23 +182,18 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], defs: Mapping[str, A
         )
     if key == "items":
         item = compile_schema(arg, defs)
-        return lambda v: not isinstance(v, list) or all(item(x) for x in v)
-    if key == "required":
-        return lambda v: not isinstance(v, dict) or all(k in v for k in arg)
+
+        def items(v: Any) -> bool:
+            if isinstance(v, list):
+                for x in v:
+                    if not item(x):
+                        return False
+            return True
+
+        return items
     if key == "propertyNames":
         name_ok = compile_schema(arg, defs)
         return lambda v: not isinstance(v, dict) or all(name_ok(k) for k in v)
-    if key == "properties":
-        props = {k: compile_schema(s, defs) for k, s in arg.items()}
-        return lambda v: (
-            not isinstance(v, dict) or all(props[k](x) for k, x in v.items() if k in props)
-        )
-    if key == "additionalProperties":
-        known = set(schema.get("properties", {}))
-        extra = compile_schema(arg, defs)
-        return lambda v: (
-            not isinstance(v, dict) or all(extra(x) for k, x in v.items() if k not in known)
-        )
     if key == "allOf":
         every = [compile_schema(s, defs) for s in arg]
         return lambda v: all(s(v) for s in every)
