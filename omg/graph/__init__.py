@@ -1,7 +1,7 @@
 """The graph: YAML file → frozen Graph (load, validate, advise, lint, draw); runs nothing.
 
 `model` (the frozen `Graph`) is built from the parsed file: `yamlpos` (YAML to plain data, the
-line and column of every key), `schema`, `build`, `validate` (+ `cycles`, `feedback`,
+line and column of every key, kept in `positions`, which imports no YAML), `schema`, `build`, `validate` (+ `cycles`, `feedback`,
 `references`, `tokens` — the placeholder grammar —, `limits`), `placeholders` (rendered:
 in shell text a variable's reference), `advise`, `findings`/`locate`, `load` (+ input
 resolution; `files`, where a graph file and its fragments are read: the disk, or a commit's tree

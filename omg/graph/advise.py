@@ -10,10 +10,10 @@ from omg.graph.feedback import check_arc, listing, loop_text
 from omg.graph.findings import Finding
 from omg.graph.locate import Locator
 from omg.graph.model import Graph, Node
+from omg.graph.positions import Positions
 from omg.graph.projectsettings import project_settings
 from omg.graph.references import SHELL_FIELDS, Reach
 from omg.graph.tokens import scan
-from omg.graph.yamlpos import Positions
 from omg.runtimes import RULES
 
 

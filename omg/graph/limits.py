@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from omg.graph.findings import Finding
-from omg.graph.yamlpos import Path, Positions, json_path
+from omg.graph.positions import Path, Positions, json_path
 
 if TYPE_CHECKING:
     from omg.graph.model import Graph, Node

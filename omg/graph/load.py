@@ -21,7 +21,7 @@ from omg.graph.limits import (
     too_large,
 )
 from omg.graph.model import FragmentUse, Graph
-from omg.graph.yamlpos import Positions, json_path, parse
+from omg.graph.positions import Positions, json_path
 from omg.graphdata import GraphData
 
 _WITH = re.compile(r"\{\{\s*with\b")
@@ -72,6 +72,8 @@ def check_file(
                 f"byte {exc.start} is not UTF-8 text — save the file as UTF-8",
             )
         ]
+    from omg.graph.yamlpos import parse  # a file's text: a run's snapshot needs no parser
+
     parsed = parse(text)
     found = [
         Finding(file, p.line, "error", p.code, p.message, column=p.column, path=json_path(p.path))

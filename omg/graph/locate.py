@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from omg.graph.findings import Finding, Severity
-from omg.graph.yamlpos import Path, Positions, json_path
+from omg.graph.positions import Path, Positions, json_path
 
 if TYPE_CHECKING:
     from omg.graph.model import Graph

@@ -12,8 +12,8 @@ from typing import Any
 
 from omg.fastschema import Check, compile_schema
 from omg.graph.findings import Finding, show, unknown_key
-from omg.graph.yamlpos import Path as DataPath
-from omg.graph.yamlpos import Positions, json_path
+from omg.graph.positions import Path as DataPath
+from omg.graph.positions import Positions, json_path
 
 SCHEMA_FILE = Path(__file__).parents[1] / "schemas" / "graph.schema.json"
 KINDS = "a node is exactly one of agent (prompt:), shell (run:) or gate (type: gate)"

@@ -12,7 +12,7 @@ from typing import Any
 from omg import strictjson
 from omg.graph.files import Files
 from omg.graph.findings import Finding
-from omg.graph.yamlpos import Positions, json_path
+from omg.graph.positions import Positions, json_path
 
 #: The most bytes an output schema file may hold.
 MAX_SCHEMA_BYTES = 64 * 1024

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from omg.graph.findings import Finding
-from omg.graph.yamlpos import Parsed, json_path
+from omg.graph.positions import json_path
+from omg.graph.yamlpos import Parsed
 
 STUB_MODEL_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "stub-model.schema.json"
 

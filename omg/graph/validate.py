@@ -14,11 +14,11 @@ from omg.graph.findings import Finding
 from omg.graph.limits import check_limits
 from omg.graph.locate import Locator
 from omg.graph.model import VERIFY_TIMEOUT_CEILING_S, Graph, Node, Worktree
+from omg.graph.positions import Positions
 from omg.graph.references import SHELL_FIELDS, check_references
 from omg.graph.schema import KINDS
 from omg.graph.shell.scan import spots
 from omg.graph.tokens import refusal, spans
-from omg.graph.yamlpos import Positions
 from omg.kinds import CAUSES
 from omg.runtimes import DEFAULT_RUNTIME, RESERVED_RUNTIMES, RULES
 

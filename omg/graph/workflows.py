@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from omg.graph.findings import Finding
-from omg.graph.yamlpos import Parsed, Path, json_path
+from omg.graph.positions import Path, json_path
+from omg.graph.yamlpos import Parsed
 
 #: The one input a leg's dispatch of the next leg sends (`ci/reporting.dispatch`).
 DISPATCH_INPUT = "run-id"

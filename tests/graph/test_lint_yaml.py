@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from omg.graph.yamlpos import json_path, parse
+from omg.graph.positions import json_path
+from omg.graph.yamlpos import parse
 
 TEXT = """\
 name: demo

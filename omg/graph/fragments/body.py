@@ -15,8 +15,8 @@ from omg.graph.findings import Finding
 from omg.graph.fragments.file import check_text, read_bytes
 from omg.graph.fragments.substitution import WITH, WITH_ANY
 from omg.graph.fragments.walk import strings
-from omg.graph.yamlpos import Path as DataPath
-from omg.graph.yamlpos import Positions, json_path
+from omg.graph.positions import Path as DataPath
+from omg.graph.positions import Positions, json_path
 
 #: The name the probe graph carries (a graph's name form; no finding is about it).
 _PROBE = "fragment"

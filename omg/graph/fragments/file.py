@@ -13,8 +13,9 @@ from omg.graph.files import DISK, Files, repo_root
 from omg.graph.findings import Finding
 from omg.graph.fragments.schema import fragment_schema_findings
 from omg.graph.fragments.walk import slashes, strings
-from omg.graph.yamlpos import Path as DataPath
-from omg.graph.yamlpos import Positions, json_path, parse
+from omg.graph.positions import Path as DataPath
+from omg.graph.positions import Positions, json_path
+from omg.graph.yamlpos import parse
 from omg.graphdata import FragmentData
 
 #: A fragment file larger than this is not one a person wrote.

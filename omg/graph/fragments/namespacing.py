@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from omg.graph.fragments.walk import strings
-from omg.graph.yamlpos import Path as DataPath
-from omg.graph.yamlpos import Positions
+from omg.graph.positions import Path as DataPath
+from omg.graph.positions import Positions
 from omg.graphdata import NodeData
 
 if TYPE_CHECKING:

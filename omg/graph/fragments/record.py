@@ -9,8 +9,8 @@ from typing import Any
 
 from omg.graph.findings import Finding, Severity, show
 from omg.graph.fragments.walk import slashes
-from omg.graph.yamlpos import Path as DataPath
-from omg.graph.yamlpos import Positions, json_path
+from omg.graph.positions import Path as DataPath
+from omg.graph.positions import Positions, json_path
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from omg.graph.findings import Finding, unknown_key
-from omg.graph.yamlpos import Positions, json_path
+from omg.graph.positions import Positions, json_path
 
 SCHEMA_FILE = Path(__file__).parents[2] / "schemas" / "fragment.schema.json"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")

@@ -19,8 +19,8 @@ from omg.graph.fragments.use import MAX_CHAIN, bindings, refused
 from omg.graph.fragments.walk import strings
 from omg.graph.limits import MAX_SNAPSHOT_BYTES, more, snapshot_bytes
 from omg.graph.model import FragmentUse
-from omg.graph.yamlpos import Path as DataPath
-from omg.graph.yamlpos import Positions
+from omg.graph.positions import Path as DataPath
+from omg.graph.positions import Positions
 
 __all__ = ["MAX_CHAIN", "MAX_SPLICED_NODES", "WIRING", "Spliced", "splice"]
 

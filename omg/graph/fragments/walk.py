@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from omg.graph.yamlpos import Path as DataPath
+    from omg.graph.positions import Path as DataPath
 
 
 def strings(value: Any, at: DataPath) -> list[tuple[DataPath, str]]:
