@@ -141,7 +141,7 @@ def node_from_data(raw: NodeData) -> Node:
         agent=_str_or_none(raw.get("agent")),
         model=_str_or_none(raw.get("model")),
         allowed_tools=None if tools is None else tuple(str(t) for t in tools),
-        permission_mode=cast(PermissionMode | None, raw.get("permission_mode")),
+        permission_mode=cast("PermissionMode | None", raw.get("permission_mode")),
         handoff=cast(Handoff, raw.get("handoff", "artifact")),
         cwd=_str_or_none(raw.get("cwd")),
         worktree=_worktree(raw.get("worktree")),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+@lru_cache(maxsize=256, typed=True)  # a graph repeats a few durations; typed: True is no 1
 def parse_duration(text: str | int | float) -> float:
     """Return seconds for a duration like ``90s``, ``2m``, ``1h30m`` or a bare number of seconds.
 
@@ -15,7 +17,7 @@ def parse_duration(text: str | int | float) -> float:
     """
     if isinstance(text, bool):
         raise ValueError(f"invalid duration {text!r} (want a duration like 30s, 2m, 1h30m)")
-    if isinstance(text, int | float):
+    if isinstance(text, (int, float)):
         return float(text)
     s = text.strip()
     if not s:
