@@ -76,7 +76,7 @@ def command_spots(command: str) -> list[Spot]:
 
 def render_command(command: str, resolve: Resolver) -> ShellText:
     """A shell command rendered as the leg renders it: scanned, its placeholders made data."""
-    return render_shell(command, command_spots(command), resolve)
+    return render_shell(command, spots, resolve)
 
 
 def write_graph(where: Path, text: str, name: str = "graph.yaml") -> Path:

@@ -5,7 +5,7 @@ never parses a value (``render_shell``); an ``env:`` value is data its variable 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,9 @@ from omg.graph.tokens import TOKEN, Resolver, Token, refusal, render, spans, tok
 
 if TYPE_CHECKING:
     from omg.graph.shell.lexer import Spot
+
+#: The shell scanner's signature: where each placeholder span of a command stands.
+Scan = Callable[[str, Sequence[tuple[int, int]]], "list[Spot]"]
 
 
 class ResolveError(Exception):
@@ -46,23 +49,19 @@ class ShellText:
         return {v.variable: v.value for v in self.values}
 
 
-def render_shell(text: str, where: Sequence[Spot], resolve: Resolver) -> ShellText:
-    """The script sh runs for ``text`` and the values its placeholders stand for; ``where``
-    is where each placeholder stands (``omg.graph.shell.scan.spots(text, spans(text))``: the
-    caller scans, so rendering sits beside the scanner rather than above it).
+def render_shell(text: str, scan: Scan, resolve: Resolver) -> ShellText:
+    """The script sh runs for ``text`` and the values its placeholders stand for; ``scan`` is
+    the shell scanner (``omg.graph.shell.scan.spots``), handed in so rendering sits beside the
+    scanner rather than above it, and called here on ``text`` itself.
 
     Raises ResolveError for a placeholder where no value may stand (the loader refuses those),
     and for a value no environment variable can carry (a NUL, non-text bytes, over 128 KiB).
-    Raises ValueError when ``where`` does not place exactly the placeholders of ``text`` (a bug
-    in the caller).
     """
-    if [(s.start, s.end) for s in where] != spans(text):
-        raise ValueError("render_shell: the spots given are not those of the command's text")
     names: dict[tuple[str, str, bool], str] = {}
     values: list[Value] = []
     parts: list[str] = []
     last = 0
-    for spot in where:
+    for spot in scan(text, spans(text)):
         m = TOKEN.fullmatch(text, spot.start, spot.end)
         assert m is not None
         tok = token(m)

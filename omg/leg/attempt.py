@@ -15,7 +15,7 @@ from omg.graph.model import Graph, Node
 from omg.graph.placeholders import ResolveError, ShellText, render_shell, render_value
 from omg.graph.shell.scan import spots
 from omg.graph.structured import split_ref
-from omg.graph.tokens import Token, render, spans
+from omg.graph.tokens import Token, render
 from omg.kinds import Cause, Provenance
 from omg.leg import structured, transcripts
 from omg.leg.deadline import Deadline
@@ -168,7 +168,7 @@ class Renderer:
 
     def shell(self, text: str) -> ShellText:
         """A command with its placeholders as variable references, and their values."""
-        return render_shell(text, spots(text, spans(text)), self.resolve)
+        return render_shell(text, spots, self.resolve)
 
     def env(self, node: Node) -> list[tuple[str, str | None]]:
         """The node's ``env:``, each value's placeholders rendered into it as data."""

@@ -11,7 +11,7 @@ from omg.graph.load import resolve_inputs
 from omg.graph.model import Graph
 from omg.graph.placeholders import ResolveError, ShellText, render_shell
 from omg.graph.shell.scan import spots
-from omg.graph.tokens import TOKEN, Token, render, spans
+from omg.graph.tokens import TOKEN, Token, render
 from omg.nodefile import on_disk
 from omg.runners.base import Invocation, Runner
 from omg.runners.registry import default_runners
@@ -163,7 +163,7 @@ def _shell(text: str, resolve: Callable[[Token], str]) -> ShellText:
     """The script and values a command would run with; a value that cannot be carried shows
     why in its place."""
     try:
-        return render_shell(text, spots(text, spans(text)), resolve)
+        return render_shell(text, spots, resolve)
     except ResolveError as exc:
         return ShellText(text + f"   <{exc}>")
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from kit import command_spots, render_command
 
 from omg.graph.placeholders import ResolveError, render_shell
+from omg.graph.shell.lexer import Spot
+from omg.graph.shell.scan import spots
 
 X = "{{ inputs.x }}"
 
@@ -204,19 +208,16 @@ def test_a_placeholder_where_a_value_would_be_code_is_refused(command: str, why:
         render_command(command, lambda tok: "v")
 
 
-@pytest.mark.parametrize(
-    "scanned",
-    [
-        "echo hi",  # no placeholder at all: the command's one would stand unrendered
-        f"eval {X}",  # another command's spots, at other places
-        f"echo {X} {X}",  # one spot too many
-    ],
-)
-def test_spots_that_are_not_the_commands_own_are_refused_before_anything_renders(
-    scanned: str,
-) -> None:
-    with pytest.raises(ValueError, match="not those of the command's text"):
-        render_shell(f"echo  {X}", command_spots(scanned), lambda tok: "v")
+def test_the_scanner_handed_in_reads_the_very_command_that_is_rendered() -> None:
+    read: list[str] = []
+
+    def scanner(text: str, at: Sequence[tuple[int, int]]) -> list[Spot]:
+        read.append(text)
+        return spots(text, at)
+
+    with pytest.raises(ResolveError, match="cannot run the command"):
+        render_shell(f"eval {X}", scanner, lambda tok: "v")
+    assert read == [f"eval {X}"]
 
 
 def test_each_distinct_placeholder_gets_one_variable() -> None:
