@@ -9,7 +9,6 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
-@lru_cache(maxsize=256, typed=True)  # a graph repeats a few durations; typed: True is no 1
 def parse_duration(text: str | int | float) -> float:
     """Return seconds for a duration like ``90s``, ``2m``, ``1h30m`` or a bare number of seconds.
 
@@ -19,6 +18,11 @@ def parse_duration(text: str | int | float) -> float:
         raise ValueError(f"invalid duration {text!r} (want a duration like 30s, 2m, 1h30m)")
     if isinstance(text, (int, float)):
         return float(text)
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=256)  # a graph repeats a few durations over its nodes
+def _parse_text(text: str) -> float:
     s = text.strip()
     if not s:
         raise ValueError("empty duration (want a duration like 30s, 2m, 1h30m)")
