@@ -33,6 +33,13 @@ def schema_problem(schema: Any) -> str | None:
             f"$ref {outside!r} points outside the schema; only local references (#/$defs/…) "
             "are followed — inline what it names"
         )
+    loop = _ref_loop(schema)
+    if loop is not None:
+        return (
+            f"$ref {loop!r} leads back to itself without reaching into a part of the value, so "
+            "checking a reply would never end; a definition may refer to itself only from "
+            "inside properties or items"
+        )
     if _plain(schema):  # the common vocabulary, well formed: no need to load jsonschema
         return None
     from jsonschema import Draft202012Validator
@@ -88,6 +95,69 @@ def _plain(schema: Any) -> bool:
         if not ok:
             return False
     return True
+
+
+#: Keywords whose schemas apply to the very value their schema applies to (not to a part of it).
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+
+
+def _ref_loop(root: Mapping[str, Any]) -> str | None:
+    """A local ``$ref`` that reaches its own schema again through schemas applied to the same
+    value (``$ref``, ``allOf``, ``not``, …): a check that never ends. None when there is none."""
+
+    def in_place(node: Any) -> list[tuple[str, Any]]:
+        if not isinstance(node, Mapping):
+            return []
+        out: list[tuple[str, Any]] = []
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            out.append((ref, _local(root, ref)))
+        for key in _IN_PLACE_LISTS:
+            if isinstance(node.get(key), list):
+                out += [("", sub) for sub in node[key]]
+        out += [("", node[key]) for key in _IN_PLACE_ONE if key in node]
+        deps = node.get("dependentSchemas")
+        if isinstance(deps, Mapping):
+            out += [("", sub) for sub in deps.values()]
+        return out
+
+    done: set[int] = set()
+    for start in _subschemas(root):
+        if id(start) in done:
+            continue
+        path: dict[int, str] = {id(start): ""}  # the schemas on the walk, and the $ref into each
+        stack = [(start, iter(in_place(start)))]
+        while stack:
+            node, edges = stack[-1]
+            step = next(edges, None)
+            if step is None:
+                stack.pop()
+                path.pop(id(node), None)
+                done.add(id(node))
+                continue
+            ref, nxt = step
+            if not isinstance(nxt, Mapping) or id(nxt) in done:
+                continue
+            if id(nxt) in path:
+                return ref or next((r for r in path.values() if r), "$ref")
+            path[id(nxt)] = ref
+            stack.append((nxt, iter(in_place(nxt))))
+    return None
+
+
+def _subschemas(value: Any) -> list[Mapping[str, Any]]:
+    """Every object in ``value``, itself first (each may be a schema a check starts from)."""
+    out: list[Mapping[str, Any]] = []
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, Mapping):
+            out.append(item)
+            todo += list(item.values())
+        elif isinstance(item, list):
+            todo += item
+    return out
 
 
 def _outside_ref(value: Any) -> str | None:

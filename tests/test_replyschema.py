@@ -29,8 +29,19 @@ SCHEMA: dict[str, Any] = {
         ([], "is an object, not list"),
         ({"$ref": "https://example.com/s.json"}, "points outside the schema"),
         ({"properties": {"a": {"$ref": "file:///etc/passwd"}}}, "points outside the schema"),
+        ({"$ref": "#"}, "leads back to itself"),
+        ({"$defs": {"x": {"$ref": "#/$defs/x"}}, "properties": {"v": {"$ref": "#/$defs/x"}}},
+         "$ref '#/$defs/x' leads back to itself"),
+        ({"$defs": {"x": {"type": "object", "allOf": [{"$ref": "#/$defs/y"}]},
+                    "y": {"not": {"$ref": "#/$defs/x"}}}}, "leads back to itself"),
+        ({"$defs": {"x": {"if": {"type": "string"}, "else": {"$ref": "#/$defs/x"}}}},
+         "leads back to itself"),
+        # a tree: the reference reaches into items, so each check is of a smaller value
+        ({"$defs": {"node": {"type": "object", "properties": {"kids": {
+            "type": "array", "items": {"$ref": "#/$defs/node"}}}}}, "$ref": "#/$defs/node"}, None),
+        ({"type": "object", "default": {"$ref": "#"}}, None),  # data, never applied
     ],
-)
+)  # fmt: skip
 def test_a_schema_is_checked_and_a_reference_outside_it_refused(schema: Any, refused: Any) -> None:
     said = rs.schema_problem(schema)
     assert (said is None) if refused is None else (refused in (said or "")), said

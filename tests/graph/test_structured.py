@@ -48,6 +48,9 @@ def _lint(tmp_path: Path, body: str) -> list[tuple[int | None, str, str]]:
          10, "output-equals-no-schema", "declares no output_schema"),
         ("  - {id: x, prompt: p, output_schema: {type: objekt}}\n", 10, "output-schema",
          "not a valid Draft 2020-12 schema"),
+        ("  - {id: x, prompt: p, output_schema: {$defs: {x: {$ref: '#/$defs/x'}}, properties: "
+         "{v: {$ref: '#/$defs/x'}}}, success_check: {output_equals: {v: 1}}}\n", 10,
+         "output-schema", "leads back to itself"),  # once a traceback: the check never ended
         ("  - {id: x, prompt: p, output_schema: schemas/none.json}\n", 10, "output-schema-file",
          "no such file under the repository root"),
         ("  - {id: x, prompt: p, output_schema: ../up.json}\n", 10, "output-schema-file",
