@@ -1,27 +1,27 @@
 """The graph: YAML file → frozen Graph (load, validate, advise, lint, draw); runs nothing.
 
 `model` (the frozen `Graph`) is built from the parsed file: `yamlpos` (YAML to plain data, the
-line and column of every key, kept in `positions`, which imports no YAML), `schema`, `build`, `validate` (+ `cycles`, `feedback`,
-`references`, `tokens` — the placeholder grammar —, `limits`), `placeholders` (rendered:
-in shell text a variable's reference), `advise`, `findings`/`locate`, `load` (+ input
-resolution; `files`, where a graph file and its fragments are read: the disk, or a commit's tree
-`git/` hands in), `lint` (which files; `scriptcheck`, a stub-model script's findings, shared
-with `stubmodel/` so loading a script never imports lint), `workflows` (pure: a GitHub workflow
-file given to `omg lint` — the workflow its legs dispatch the next leg to takes `run-id` alone,
-and no more than GitHub's 25 inputs), `mermaid` (the flowchart; past what Mermaid's default
-configuration draws — 500 edges, 50,000 characters, secure settings no directive in a diagram
-can raise — a diagram grouped by depth instead), `durations`, `advise_loops` (the advisories
-review-loop linters elsewhere give: a verdict no check reads, an unanchored `result_matches`,
-`bypassPermissions`, a `max_hops` below the loops' worst case) with `verdicts` (pure: the
-verdict tokens a prompt demands, as people phrase them), `projectsettings` (the advisories on an
-agent node loading the checkout's own configuration: `project_settings: true`, a subagent of
-`.claude/agents/` without it). Two concerns have packages of their own: `shell` (the shell
-scanner: where a placeholder stands in shell text, and whether a value may) and `fragments` (the
-fragment splice: `use:` / `with:` spliced into the parsed data before any check). Structured
-replies: `structured` (pure: an `output_schema` checked, the fields `output_equals` and
-`feedback.findings` name, and `{{ outputs.NODE.FIELD }}` resolved upstream) and `schemafiles`
-(an `output_schema` file read from the repository into the graph's data, so a run's snapshot
-holds the schema).
+line and column of every key, kept in `positions`, which imports no YAML), `schema`, `build`,
+`validate` (+ `cycles`, `feedback`, `references`, `tokens` — the placeholder grammar —,
+`limits`), `placeholders` (rendered: in shell text a variable's reference), `advise`,
+`findings`/`locate`, `load` (+ input resolution; `files`, where a graph file and its fragments
+are read: the disk, or a commit's tree `git/` hands in), `lint` (which files; `scriptcheck`, a
+stub-model script's findings, shared with `stubmodel/` so loading a script never imports lint),
+`workflows` (pure: a GitHub workflow file given to `omg lint` — the workflow its legs dispatch
+the next leg to takes `run-id` alone, and no more than GitHub's 25 inputs), `mermaid` (the
+flowchart; past what Mermaid's default configuration draws — 500 edges, 50,000 characters,
+secure settings no directive in a diagram can raise — a diagram grouped by depth instead),
+`durations`, `advise_loops` (the advisories review-loop linters elsewhere give: a verdict no
+check reads, an unanchored `result_matches`, `bypassPermissions`, a `max_hops` below the loops'
+worst case) with `verdicts` (pure: the verdict tokens a prompt demands, as people phrase them),
+`projectsettings` (the advisories on an agent node loading the checkout's own configuration:
+`project_settings: true`, a subagent of `.claude/agents/` without it). Two concerns have
+packages of their own: `shell` (the shell scanner: where a placeholder stands in shell text, and
+whether a value may) and `fragments` (the fragment splice: `use:` / `with:` spliced into the
+parsed data before any check). Structured replies: `structured` (pure: an `output_schema`
+checked, the fields `output_equals` and `feedback.findings` name, and `{{ outputs.NODE.FIELD }}`
+resolved upstream) and `schemafiles` (an `output_schema` file read from the repository into the
+graph's data, so a run's snapshot holds the schema).
 
 Names are imported on first use, so `import omg.graph.model` stays as light as that module.
 """
