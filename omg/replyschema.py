@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 #: The most validation errors a correction turn or a failure detail names.
 ERRORS_SHOWN = 10
@@ -33,13 +34,9 @@ def schema_problem(schema: Any) -> str | None:
             f"$ref {outside!r} points outside the schema; only local references (#/$defs/…) "
             "are followed — inline what it names"
         )
-    loop = _ref_loop(schema)
-    if loop is not None:
-        return (
-            f"$ref {loop!r} leads back to itself without reaching into a part of the value, so "
-            "checking a reply would never end; a definition may refer to itself only from "
-            "inside properties or items"
-        )
+    unfollowed = _ref_problem(schema)
+    if unfollowed is not None:
+        return unfollowed
     if _plain(schema):  # the common vocabulary, well formed: no need to load jsonschema
         return None
     from jsonschema import Draft202012Validator
@@ -100,19 +97,65 @@ def _plain(schema: Any) -> bool:
 #: Keywords whose schemas apply to the very value their schema applies to (not to a part of it).
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")
+#: Keywords whose values are data, never schemas.
+_DATA = frozenset({"const", "enum", "default", "examples"})
+_REFS = ("$ref", "$dynamicRef")
 
 
-def _ref_loop(root: Mapping[str, Any]) -> str | None:
-    """A local ``$ref`` that reaches its own schema again through schemas applied to the same
-    value (``$ref``, ``allOf``, ``not``, …): a check that never ends. None when there is none."""
+def _ref_problem(root: Mapping[str, Any]) -> str | None:
+    """Why the references of schema ``root`` cannot be followed to an end (None when they
+    can): an ``$id`` below the top (a schema of its own, resolved apart), a reference that names
+    nothing in the schema, or one that leads back to itself through schemas applied to the same
+    value (``$ref``, ``allOf``, ``not``, …), a check that never ends."""
+    nodes = _subschemas(root)
+    if any(isinstance(n.get("$id"), str) for n in nodes[1:]):
+        return (
+            "an $id inside the schema starts a schema of its own, whose references omg does "
+            "not follow; keep $id at the top only"
+        )
+    anchors = {
+        n[k]: n for n in nodes for k in ("$anchor", "$dynamicAnchor") if isinstance(n.get(k), str)
+    }
+    for n in nodes:
+        for key in _REFS:
+            ref = n.get(key)
+            if isinstance(ref, str) and _target(root, anchors, ref) is None:
+                return (
+                    f"{key} {ref!r} names nothing in the schema; define what it names (under "
+                    "$defs) or fix the name"
+                )
+    loop = _ref_loop(root, anchors)
+    if loop is None:
+        return None
+    return (
+        f"$ref {loop!r} leads back to itself without reaching into a part of the value, so "
+        "checking a reply would never end; a definition may refer to itself only from inside "
+        "properties or items"
+    )
+
+
+def _target(root: Mapping[str, Any], anchors: Mapping[str, Any], ref: str) -> Any:
+    """What local reference ``ref`` names: the root, a JSON pointer's value, or an anchor's
+    schema; None when it names nothing."""
+    fragment = unquote(ref.removeprefix("#"))
+    if not fragment:
+        return root
+    if fragment.startswith("/"):
+        return _local(root, fragment)
+    return anchors.get(fragment)
+
+
+def _ref_loop(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None:
+    """The first reference on a loop of schemas applied to the same value, or None."""
 
     def in_place(node: Any) -> list[tuple[str, Any]]:
         if not isinstance(node, Mapping):
             return []
         out: list[tuple[str, Any]] = []
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#"):
-            out.append((ref, _local(root, ref)))
+        for key in _REFS:
+            ref = node.get(key)
+            if isinstance(ref, str) and ref.startswith("#"):
+                out.append((ref, _target(root, anchors, ref)))
         for key in _IN_PLACE_LISTS:
             if isinstance(node.get(key), list):
                 out += [("", sub) for sub in node[key]]
@@ -147,14 +190,15 @@ def _ref_loop(root: Mapping[str, Any]) -> str | None:
 
 
 def _subschemas(value: Any) -> list[Mapping[str, Any]]:
-    """Every object in ``value``, itself first (each may be a schema a check starts from)."""
+    """Every object in schema ``value`` but the data of ``const``, ``enum``, ``default`` and
+    ``examples``, ``value`` itself first (each may be a schema a check starts from)."""
     out: list[Mapping[str, Any]] = []
     todo = [value]
     while todo:
         item = todo.pop()
         if isinstance(item, Mapping):
             out.append(item)
-            todo += list(item.values())
+            todo += [v for k, v in item.items() if k not in _DATA]
         elif isinstance(item, list):
             todo += item
     return out

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omg import replyschema as rs
 
@@ -40,6 +42,17 @@ SCHEMA: dict[str, Any] = {
         ({"$defs": {"node": {"type": "object", "properties": {"kids": {
             "type": "array", "items": {"$ref": "#/$defs/node"}}}}}, "$ref": "#/$defs/node"}, None),
         ({"type": "object", "default": {"$ref": "#"}}, None),  # data, never applied
+        ({"$anchor": "m", "anyOf": [{"$ref": "#m"}]}, "$ref '#m' leads back to itself"),
+        ({"$dynamicAnchor": "m", "anyOf": [{"$dynamicRef": "#m"}]}, "leads back to itself"),
+        ({"properties": {"a": {"$ref": "#/$defs/missing"}}},
+         "$ref '#/$defs/missing' names nothing in the schema"),
+        ({"properties": {"a": {"$ref": "#nowhere"}}}, "names nothing in the schema"),
+        ({"$defs": {"a b": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/a%20b"}}},
+         None),
+        ({"properties": {"a": {"$id": "inner", "$ref": "#/$defs/x", "$defs": {"x": True}}}},
+         "an $id inside the schema"),
+        ({"$id": "reply", "type": "object"}, None),
+        ({"type": "object", "enum": [{"$ref": "#/nowhere"}]}, None),  # data, never followed
     ],
 )  # fmt: skip
 def test_a_schema_is_checked_and_a_reference_outside_it_refused(schema: Any, refused: Any) -> None:
@@ -91,3 +104,45 @@ def test_the_correction_turn_names_each_error_and_opens_with_its_mark() -> None:
     text = rs.correction(["$.verdict: 'maybe' is not one of ['ship', 'fix']"])
     assert text.startswith(rs.CORRECTION_OPENING)
     assert "- $.verdict: 'maybe'" in text
+
+
+_DEF_NAMES = ("a", "b", "c")
+
+
+def _schemas(depth: int) -> st.SearchStrategy[Any]:
+    refs = [f"#/$defs/{n}" for n in _DEF_NAMES] + [f"#{n}" for n in _DEF_NAMES] + ["#"]
+    ref = st.sampled_from(refs).map(lambda r: {"$ref": r})  # by pointer, by anchor, the root
+    leaf = st.one_of(ref, st.just({"type": "integer"}), st.just({"type": "object"}), st.just(True))
+    if depth == 0:
+        return leaf
+    sub = _schemas(depth - 1)
+    return st.one_of(
+        leaf,
+        st.lists(sub, min_size=1, max_size=2).map(lambda xs: {"allOf": xs}),
+        st.lists(sub, min_size=1, max_size=2).map(lambda xs: {"anyOf": xs}),
+        sub.map(lambda x: {"not": x}),
+        st.tuples(sub, sub).map(lambda t: {"if": t[0], "else": t[1]}),
+        sub.map(lambda x: {"type": "object", "properties": {"k": x}}),
+        sub.map(lambda x: {"type": "array", "items": x}),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    defs=st.fixed_dictionaries({n: _schemas(2) for n in _DEF_NAMES}),
+    top=_schemas(2),
+    value=st.recursive(
+        st.integers(0, 3) | st.none(),
+        lambda kids: st.lists(kids, max_size=2) | st.dictionaries(st.just("k"), kids, max_size=1),
+        max_leaves=4,
+    ),
+)
+def test_property_a_schema_it_accepts_checks_any_reply_to_an_end(
+    defs: dict[str, Any], top: Any, value: Any
+) -> None:
+    named = {n: {**d, "$anchor": n} if isinstance(d, dict) else {"allOf": [d], "$anchor": n}
+             for n, d in defs.items()}  # fmt: skip
+    schema = {"allOf": [top], "$defs": named}
+    if rs.schema_problem(schema) is not None:
+        return
+    rs.errors(schema, value)  # never a RecursionError: a loop of references was refused
