@@ -64,7 +64,7 @@ def _attach_git(
         if push:
             raise UsageError("--push needs commits; drop --no-commit")
         return
-    from omg.github import git_tokens
+    from omg.github.env import git_tokens
     from omg.leg.commits import attach
 
     tokens = git_tokens(os.environ)
@@ -130,18 +130,19 @@ def resume(
     guidance: str | None = None,
     as_json: bool = False,
 ) -> int:
-    from omg.github import actor
     from omg.leg.decisions import Guidance
 
     check_run_id(run_id)
     if fetch:
-        from omg.github import git_tokens
+        from omg.github.env import git_tokens
         from omg.leg.commits import fetch_run
 
         tokens = git_tokens(os.environ)
         fetch_run(Path.cwd(), runs_dir / run_id, run_id, fetch, warn=_warn, tokens=tokens)
     decision = None
     gate = approve or reject
+    if gate or guidance is not None:
+        from omg.github.env import actor  # who decides: read only when someone does
     if gate:
         who = by or actor(os.environ) or _os_user()
         decision = Decision(gate, approve is not None, who, reason)
