@@ -74,7 +74,7 @@ def conforms(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> 
     check without loading jsonschema; None when that check cannot judge it."""
     try:
         return compile_schema(schema, root.get("$defs") or {})(value)
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None
 
 

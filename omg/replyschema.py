@@ -25,7 +25,18 @@ SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 
 def schema_problem(schema: Any) -> str | None:
     """Why ``schema`` is no JSON Schema omg may use (None when it is): not Draft 2020-12 valid,
-    not an object, or a ``$ref`` that leaves the schema (a remote one would be fetched)."""
+    not an object, a ``$ref`` that leaves the schema (a remote one would be fetched) or that
+    cannot be followed to an end, or nesting too deep to check at all."""
+    try:
+        return _problem(schema)
+    except RecursionError:
+        return (
+            "it nests too deeply to be checked; define the deep parts under $defs and refer to "
+            "them with $ref"
+        )
+
+
+def _problem(schema: Any) -> str | None:
     if not isinstance(schema, Mapping):
         return f"a JSON Schema is an object, not {type(schema).__name__}"
     outside = _outside_ref(schema)
@@ -222,13 +233,18 @@ def _outside_ref(value: Any) -> str | None:
     return None
 
 
-def errors(schema: Mapping[str, Any], value: Any) -> list[str]:
-    """Each way ``value`` breaks ``schema``: ``$.findings[0].line: 'x' is not of type
-    'integer'``, in path order, at most ``ERRORS_SHOWN`` (and a line counting the rest)."""
+def errors(
+    schema: Mapping[str, Any], value: Any, root: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Each way ``value`` breaks ``schema`` (a part of ``root``, whose references it follows,
+    when given): ``$.findings[0].line: 'x' is not of type 'integer'``, in path order, at most
+    ``ERRORS_SHOWN`` (and a line counting the rest)."""
     from jsonschema import Draft202012Validator
 
+    whole = Draft202012Validator(schema if root is None else root)
+    check = whole if root is None else whole.evolve(schema=schema)
     found = sorted(
-        Draft202012Validator(schema).iter_errors(value),
+        check.iter_errors(value),
         key=lambda e: (_path(e.absolute_path), e.message),
     )
     out = [f"{_path(e.absolute_path)}: {_clip(e.message)}" for e in found[:ERRORS_SHOWN]]

@@ -60,6 +60,19 @@ def test_a_schema_is_checked_and_a_reference_outside_it_refused(schema: Any, ref
     assert (said is None) if refused is None else (refused in (said or "")), said
 
 
+def _nested(key: str, levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {}
+    for _ in range(levels):
+        schema = {"not": schema} if key == "not" else {"properties": {"a": schema}}
+    return schema
+
+
+@pytest.mark.parametrize("key", ["not", "properties"])
+def test_a_schema_nested_past_what_a_check_can_follow_is_refused_not_raised(key: str) -> None:
+    assert "nests too deeply" in (rs.schema_problem(_nested(key, 3000)) or "")
+    assert rs.schema_problem(_nested(key, 20)) is None
+
+
 @pytest.mark.parametrize(
     ("value", "errors"),
     [

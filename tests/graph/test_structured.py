@@ -75,6 +75,41 @@ def test_the_fields_a_schema_defines_lint_clean(tmp_path: Path) -> None:
     assert _lint(tmp_path, body) == []
 
 
+REFERRING = """\
+name: g
+nodes:
+  - id: review
+    prompt: p
+    output_schema:
+      type: object
+      $defs:
+        p: {type: object, properties: {b: {$ref: "#/$defs/q"}}}
+        q: {type: integer}
+      properties:
+        a: {$ref: "#/$defs/p"}
+        tree: {type: array, items: {$ref: "#"}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("equals", "said"),
+    [
+        ("{a: {b: x}}", 'output_equals a: {"b": "x"} can never hold'),  # was a traceback
+        ("{a: {b: 3}}", None),
+        ("{tree: [{}]}", None),  # "#" is the whole schema, not the field's part: it holds
+        ("{tree: [3]}", "can never hold"),
+    ],
+)
+def test_an_output_equals_value_is_checked_through_the_whole_schemas_references(
+    tmp_path: Path, equals: str, said: str | None
+) -> None:
+    check = f"    success_check: {{output_equals: {equals}}}\n"
+    (tmp_path / "g.yaml").write_text(REFERRING + check)
+    _, found = check_file(tmp_path / "g.yaml")
+    errors = [f.as_text() for f in found if f.severity == "error"]
+    assert errors == [] if said is None else any(said in e for e in errors), errors
+
+
 def test_a_schema_file_is_read_into_the_snapshot(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "schemas").mkdir()
