@@ -21,15 +21,21 @@ if TYPE_CHECKING:
 RECORDED_LIMIT = 16 * 1024
 
 
-def check(node: Node, out: Output) -> tuple[Any, list[str]]:
-    """The reply's value and [] — or what is wrong with it, path by path."""
+def check(node: Node, out: Output) -> tuple[Any, list[str], str]:
+    """The reply's value and [] — or what is wrong with it, path by path; third, why the
+    node's output_schema could not be applied to the reply at all ('' when it could)."""
     schema = node.schema
     assert schema is not None
     text = out.structured if out.structured is not None else out.result
     value, why = replytext.parse_reply(text)
     if why:
-        return None, [why]
-    return value, replyschema.errors(schema, value)
+        return None, [why], ""
+    try:
+        return value, replyschema.errors(schema, value), ""
+    except RecursionError:
+        return value, [], "the reply nests too deeply, or the schema's references go on too long"
+    except Exception as exc:  # jsonschema applying a schema the loader let through: reported
+        return value, [], f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def conform(
@@ -45,7 +51,9 @@ def conform(
     and the spend of the reply that needed correcting (recorded here, in its own event)."""
     if out.error is not None or out.limit is not None:
         return out, Spend()
-    value, problems = check(node, out)
+    value, problems, unusable = check(node, out)
+    if unusable:  # no correction turn: the reply is not what is wrong
+        return _unusable(out, unusable), Spend()
     if not problems:
         return _conformed(out, value), Spend()
     if not out.session_id:
@@ -80,7 +88,9 @@ def conform(
     fixed = again(turn)
     if fixed.error is not None or fixed.limit is not None:
         return fixed, out.spend
-    value, problems = check(node, fixed)
+    value, problems, unusable = check(node, fixed)
+    if unusable:
+        return _unusable(fixed, unusable), out.spend
     if problems:
         return _malformed(fixed, problems, corrected=True), out.spend
     return _conformed(fixed, value), out.spend
@@ -95,6 +105,14 @@ def _malformed(out: Output, problems: list[str], *, corrected: bool) -> Output:
     detail = (
         f"the reply does not match output_schema {after}: {'; '.join(problems)} — the prompt may "
         "need to ask for the structure plainly, or the schema may be more than the model gives"
+    )
+    return replace(out, error="output_error", detail=detail, structured=None)
+
+
+def _unusable(out: Output, why: str) -> Output:
+    detail = (
+        f"the node's output_schema could not be applied to its reply ({why}); fix the schema "
+        "(`omg lint` checks it), or give the node a simpler one"
     )
     return replace(out, error="output_error", detail=detail, structured=None)
 
