@@ -39,12 +39,6 @@ def schema_problem(schema: Any) -> str | None:
 def _problem(schema: Any) -> str | None:
     if not isinstance(schema, Mapping):
         return f"a JSON Schema is an object, not {type(schema).__name__}"
-    outside = _outside_ref(schema)
-    if outside is not None:
-        return (
-            f"$ref {outside!r} points outside the schema; only local references (#/$defs/…) "
-            "are followed — inline what it names"
-        )
     unfollowed = _ref_problem(schema)
     if unfollowed is not None:
         return unfollowed
@@ -108,34 +102,59 @@ def _plain(schema: Any) -> bool:
 #: Keywords whose schemas apply to the very value their schema applies to (not to a part of it).
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")
-#: Keywords whose values are data, never schemas.
-_DATA = frozenset({"const", "enum", "default", "examples"})
+#: Draft 2020-12's keywords whose value is a schema, a list of schemas, or a map of them; the
+#: values of every other keyword are data (``const``, ``default``, …) or not read at all.
+_ONE_SCHEMA = frozenset({"items", "additionalProperties", "not", "if", "then", "else", "contains",
+                         "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+                         "contentSchema"})  # fmt: skip
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas"})  # fmt: skip
 _REFS = ("$ref", "$dynamicRef")
+_ANCHORS = ("$anchor", "$dynamicAnchor")
 
 
 def _ref_problem(root: Mapping[str, Any]) -> str | None:
     """Why the references of schema ``root`` cannot be followed to an end (None when they
-    can): an ``$id`` below the top (a schema of its own, resolved apart), a reference that names
-    nothing in the schema, or one that leads back to itself through schemas applied to the same
-    value (``$ref``, ``allOf``, ``not``, …), a check that never ends."""
-    nodes = _subschemas(root)
-    if any(isinstance(n.get("$id"), str) for n in nodes[1:]):
-        return (
-            "an $id inside the schema starts a schema of its own, whose references omg does "
-            "not follow; keep $id at the top only"
-        )
-    anchors = {
-        n[k]: n for n in nodes for k in ("$anchor", "$dynamicAnchor") if isinstance(n.get(k), str)
-    }
-    for n in nodes:
+    can): one that leaves the schema, an ``$id`` below the top (a schema of its own, resolved
+    apart), an anchor named twice, a reference that names no schema in it, or one that leads
+    back to itself through schemas applied to the same value (``$ref``, ``allOf``, ``not``,
+    …), a check that never ends."""
+    schemas = _subschemas(root)
+    anchors: dict[str, Any] = {}
+    for at, node in schemas.items():
+        if not isinstance(node, Mapping):
+            continue
         for key in _REFS:
-            ref = n.get(key)
-            if isinstance(ref, str) and _target(root, anchors, ref) is None:
+            ref = node.get(key)
+            if key in node and not isinstance(ref, str):
+                shown = json.dumps(ref, default=str)[:60]
+                return f"{key} is {shown}, not a reference (a string: #/$defs/…)"
+            if isinstance(ref, str) and not ref.startswith("#"):
                 return (
-                    f"{key} {ref!r} names nothing in the schema; define what it names (under "
-                    "$defs) or fix the name"
+                    f"{key} {ref!r} points outside the schema; only local references "
+                    "(#/$defs/…) are followed — inline what it names"
                 )
-    loop = _ref_loop(root, anchors)
+        if at and isinstance(node.get("$id"), str):
+            return (
+                "an $id inside the schema starts a schema of its own, whose references omg "
+                "does not follow; keep $id at the top only"
+            )
+        for key in _ANCHORS:
+            name = node.get(key)
+            if isinstance(name, str):
+                if name in anchors and anchors[name] is not node:
+                    return f"the anchor {name!r} is named twice; give each anchor its own name"
+                anchors[name] = node
+    for node in schemas.values():
+        for key in _REFS:
+            ref = node.get(key) if isinstance(node, Mapping) else None
+            if isinstance(ref, str) and _target(schemas, anchors, ref) is _NOWHERE:
+                return (
+                    f"{key} {ref!r} names no schema in it; define what it names under $defs "
+                    "(a JSON pointer, or an $anchor's name) or fix the name"
+                )
+    loop = _ref_loop(schemas, anchors)
     if loop is None:
         return None
     return (
@@ -145,18 +164,19 @@ def _ref_problem(root: Mapping[str, Any]) -> str | None:
     )
 
 
-def _target(root: Mapping[str, Any], anchors: Mapping[str, Any], ref: str) -> Any:
-    """What local reference ``ref`` names: the root, a JSON pointer's value, or an anchor's
-    schema; None when it names nothing."""
-    fragment = unquote(ref.removeprefix("#"))
-    if not fragment:
-        return root
-    if fragment.startswith("/"):
-        return _local(root, fragment)
-    return anchors.get(fragment)
+_NOWHERE = object()
 
 
-def _ref_loop(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None:
+def _target(schemas: Mapping[str, Any], anchors: Mapping[str, Any], ref: str) -> Any:
+    """The schema local reference ``ref`` names — a JSON pointer (percent-decoded) to where a
+    schema sits, or an anchor's name as written — or ``_NOWHERE``."""
+    fragment = ref.removeprefix("#")
+    if not fragment or fragment.startswith("/"):
+        return schemas.get(unquote(fragment), _NOWHERE)
+    return anchors.get(fragment, _NOWHERE)
+
+
+def _ref_loop(schemas: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None:
     """The first reference on a loop of schemas applied to the same value, or None."""
 
     def in_place(node: Any) -> list[tuple[str, Any]]:
@@ -165,8 +185,8 @@ def _ref_loop(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None
         out: list[tuple[str, Any]] = []
         for key in _REFS:
             ref = node.get(key)
-            if isinstance(ref, str) and ref.startswith("#"):
-                out.append((ref, _target(root, anchors, ref)))
+            if isinstance(ref, str):
+                out.append((ref, _target(schemas, anchors, ref)))
         for key in _IN_PLACE_LISTS:
             if isinstance(node.get(key), list):
                 out += [("", sub) for sub in node[key]]
@@ -177,8 +197,8 @@ def _ref_loop(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None
         return out
 
     done: set[int] = set()
-    for start in _subschemas(root):
-        if id(start) in done:
+    for start in schemas.values():
+        if not isinstance(start, Mapping) or id(start) in done:
             continue
         path: dict[int, str] = {id(start): ""}  # the schemas on the walk, and the $ref into each
         stack = [(start, iter(in_place(start)))]
@@ -200,37 +220,30 @@ def _ref_loop(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None
     return None
 
 
-def _subschemas(value: Any) -> list[Mapping[str, Any]]:
-    """Every object in schema ``value`` but the data of ``const``, ``enum``, ``default`` and
-    ``examples``, ``value`` itself first (each may be a schema a check starts from)."""
-    out: list[Mapping[str, Any]] = []
-    todo = [value]
+def _subschemas(root: Any) -> dict[str, Any]:
+    """Every schema in ``root`` (an object or a boolean) by its JSON pointer, ``""`` the root:
+    the values of the keywords that hold schemas, read as Draft 2020-12 reads them."""
+    out: dict[str, Any] = {}
+    todo: list[tuple[str, Any]] = [("", root)]
     while todo:
-        item = todo.pop()
-        if isinstance(item, Mapping):
-            out.append(item)
-            todo += [v for k, v in item.items() if k not in _DATA]
-        elif isinstance(item, list):
-            todo += item
+        at, node = todo.pop()
+        out[at] = node
+        if not isinstance(node, Mapping):
+            continue
+        for key, value in node.items():
+            here = f"{at}/{_escaped(key)}"
+            if key in _ONE_SCHEMA:
+                todo.append((here, value))
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                todo += [(f"{here}/{i}", sub) for i, sub in enumerate(value)]
+            elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                todo += [(f"{here}/{_escaped(k)}", sub) for k, sub in value.items()]
     return out
 
 
-def _outside_ref(value: Any) -> str | None:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if key in ("$ref", "$dynamicRef") and not (
-                isinstance(item, str) and item.startswith("#")
-            ):
-                return str(item)
-            found = _outside_ref(item)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for item in value:
-            found = _outside_ref(item)
-            if found is not None:
-                return found
-    return None
+def _escaped(key: object) -> str:
+    """A key as a JSON pointer segment (RFC 6901): ``~`` as ``~0``, ``/`` as ``~1``."""
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def errors(
