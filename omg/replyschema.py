@@ -99,6 +99,24 @@ def _plain(schema: Any) -> bool:
     return True
 
 
+#: Keywords whose checks can take time out of proportion to the value they check.
+_UNBOUNDED = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "pattern",
+              "patternProperties", "unevaluatedItems", "unevaluatedProperties", "contains",
+              "dependentSchemas")  # fmt: skip
+
+
+def linear(schema: Any) -> bool:
+    """Whether checking a value against ``schema`` takes time in proportion to the value: the
+    common keywords only, without references, combinators or patterns (then the leg checks a
+    reply itself; any other schema is checked in a child under a time limit)."""
+    try:
+        nodes = _subschemas(schema).values()
+    except RecursionError:
+        return False
+    plain = all(not isinstance(n, Mapping) or not any(k in n for k in _UNBOUNDED) for n in nodes)
+    return plain and _plain(schema)
+
+
 #: Keywords whose schemas apply to the very value their schema applies to (not to a part of it).
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")

@@ -183,3 +183,24 @@ def test_property_a_schema_it_accepts_checks_any_reply_to_an_end(
     if rs.schema_problem(schema) is not None:
         return
     rs.errors(schema, value)  # never a RecursionError: a loop of references was refused
+
+
+@pytest.mark.parametrize(
+    ("schema", "linear"),
+    [
+        (SCHEMA, False),  # a $ref: checked in a child
+        ({"type": "object", "required": ["verdict"], "properties": {
+            "verdict": {"enum": ["ship", "fix"]},
+            "findings": {"type": "array", "items": {"type": "object", "properties": {
+                "line": {"type": "integer", "minimum": 1}}}}}}, True),
+        ({"type": "string", "pattern": "^([a-z]+\\s?)+$"}, False),
+        ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, False),
+        ({"type": "object", "unevaluatedProperties": False}, False),
+        ({"type": "object", "properties": {"pattern": {"type": "string"}}}, True),  # a name
+        (True, True),
+    ],
+)  # fmt: skip
+def test_only_a_schema_whose_check_follows_the_replys_size_is_checked_in_the_leg(
+    schema: Any, linear: bool
+) -> None:
+    assert rs.linear(schema) is linear

@@ -278,7 +278,7 @@ def execute(
             def again(turn: Invocation, n: int = attempt) -> Output:
                 return _in_room(ctx, runner, agent, turn, round_, n)
 
-            out, first = structured.conform(ctx.recorder, node, round_, inv, out, again)
+            out, first = structured.conform(ctx.recorder, node, round_, inv, out, again, ctx.spawn)
             used, total = summed(used, first.usage), total + first.cost_usd
         used = summed(used, out.spend.usage)
         out = replace(out, spend=out.spend.with_usage(used))

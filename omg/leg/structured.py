@@ -12,30 +12,36 @@ from typing import TYPE_CHECKING, Any
 from omg import replyschema, replytext
 from omg.graph.model import Node
 from omg.runners.base import Invocation, Output
+from omg.runners.replycheck import NESTED, check_reply
 from omg.spend import Spend
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from omg.runners.process import Spawner
     from omg.state.recorder import Recorder
 
 #: The most characters of a structured reply an event records (the artifact holds it whole).
 RECORDED_LIMIT = 16 * 1024
 
 
-def check(node: Node, out: Output) -> tuple[Any, list[str], str]:
+def check(node: Node, out: Output, spawn: Spawner, cwd: Path) -> tuple[Any, list[str], str]:
     """The reply's value and [] — or what is wrong with it, path by path; third, why the
-    node's output_schema could not be applied to the reply at all ('' when it could)."""
+    node's output_schema could not be applied to the reply at all ('' when it could). A schema
+    whose check is not linear in the reply is applied in a child under a time limit."""
     schema = node.schema
     assert schema is not None
     text = out.structured if out.structured is not None else out.result
     value, why = replytext.parse_reply(text)
     if why:
         return None, [why], ""
+    if not replyschema.linear(schema):
+        got = check_reply(schema, value, spawn, cwd)
+        return value, list(got.errors), got.unusable
     try:
         return value, replyschema.errors(schema, value), ""
     except RecursionError:
-        return value, [], "the reply nests too deeply, or the schema's references go on too long"
-    except Exception as exc:  # jsonschema applying a schema the loader let through: reported
-        return value, [], f"{type(exc).__name__}: {str(exc)[:200]}"
+        return value, [], NESTED
 
 
 def conform(
@@ -45,13 +51,14 @@ def conform(
     inv: Invocation,
     out: Output,
     again: Callable[[Invocation], Output],
+    spawn: Spawner,
 ) -> tuple[Output, Spend]:
     """``out`` as a structured reply (its text the indented JSON, ``structured`` the value), or
     an ``output_error`` naming what is wrong after one correction turn (``again`` runs it);
     and the spend of the reply that needed correcting (recorded here, in its own event)."""
     if out.error is not None or out.limit is not None:
         return out, Spend()
-    value, problems, unusable = check(node, out)
+    value, problems, unusable = check(node, out, spawn, inv.cwd)
     if unusable:  # no correction turn: the reply is not what is wrong
         return _unusable(out, unusable), Spend()
     if not problems:
@@ -88,7 +95,7 @@ def conform(
     fixed = again(turn)
     if fixed.error is not None or fixed.limit is not None:
         return fixed, out.spend
-    value, problems, unusable = check(node, fixed)
+    value, problems, unusable = check(node, fixed, spawn, inv.cwd)
     if unusable:
         return _unusable(fixed, unusable), out.spend
     if problems:

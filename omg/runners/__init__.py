@@ -25,6 +25,8 @@ model (``rehearsal_env``, ``rehearsal_tags``, ``endpoint``) and how its CLI is p
 - ``limits`` (pure): a provider's usage or rate limit told from an agent's failure, its reset
   kept as the provider's words — any runtime maps its errors here.
 - ``matcher``: a success check's regex, searched in a child under a time limit.
+- ``replycheck``: a structured reply checked against an output_schema whose check is not linear
+  in the reply, in a child under a time limit.
 - ``shell``: a node's ``run:`` under ``sh -c`` (a Runner, no agent runtime).
 - ``claude/``: ``runner`` builds argv and runs a session, ``reply`` says what its reply means,
   ``stream`` reads its stream while it runs (API retries, when to give up), ``transcript``
