@@ -10,17 +10,23 @@ import pytest
 
 from omg.graph.load import check_file
 
-HEAD = """\
+#: A graph whose first node's output_schema is an object: its keys follow.
+REVIEW = """\
 name: g
 nodes:
   - id: review
     prompt: p
     output_schema:
       type: object
+"""
+HEAD = (
+    REVIEW
+    + """\
       properties:
         verdict: {enum: [ship, fix]}
         findings: {type: array, items: {type: object, properties: {file: {type: string}}}}
 """
+)
 
 
 def _lint(tmp_path: Path, body: str) -> list[tuple[int | None, str, str]]:
@@ -75,13 +81,9 @@ def test_the_fields_a_schema_defines_lint_clean(tmp_path: Path) -> None:
     assert _lint(tmp_path, body) == []
 
 
-REFERRING = """\
-name: g
-nodes:
-  - id: review
-    prompt: p
-    output_schema:
-      type: object
+REFERRING = (
+    REVIEW
+    + """\
       $defs:
         p: {type: object, properties: {b: {$ref: "#/$defs/q"}}}
         q: {type: integer}
@@ -89,6 +91,7 @@ nodes:
         a: {$ref: "#/$defs/p"}
         tree: {type: array, items: {$ref: "#"}}
 """
+)
 
 
 @pytest.mark.parametrize(
