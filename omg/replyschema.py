@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -36,9 +36,18 @@ def schema_problem(schema: Any) -> str | None:
         )
 
 
+#: The deepest an output_schema may nest (a deeper one is built with $defs and $ref).
+MAX_SCHEMA_DEPTH = 64
+
+
 def _problem(schema: Any) -> str | None:
     if not isinstance(schema, Mapping):
         return f"a JSON Schema is an object, not {type(schema).__name__}"
+    if _depth(schema) > MAX_SCHEMA_DEPTH:
+        return (
+            f"it nests more than {MAX_SCHEMA_DEPTH} levels deep; define the deep parts under "
+            "$defs and refer to them with $ref"
+        )
     unfollowed = _ref_problem(schema)
     if unfollowed is not None:
         return unfollowed
@@ -53,6 +62,17 @@ def _problem(schema: Any) -> str | None:
         where = _path(exc.absolute_path)
         return f"it is not a valid Draft 2020-12 schema: {where}: {exc.message}"
     return None
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (objects and lists), counted without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, Mapping | list):
+            deepest = max(deepest, level)
+            todo += [(v, level + 1) for v in (item.values() if isinstance(item, Mapping) else item)]
+    return deepest
 
 
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
@@ -74,7 +94,8 @@ def _plain(schema: Any) -> bool:
             ok = isinstance(arg, str)
         elif key == "type":
             names = [arg] if isinstance(arg, str) else arg
-            ok = isinstance(names, list) and bool(names) and all(n in _TYPES for n in names)
+            ok = isinstance(names, list) and bool(names)
+            ok = ok and all(isinstance(n, str) and n in _TYPES for n in names)
             ok = ok and len(set(names)) == len(names)
         elif key in ("enum", "required"):
             ok = isinstance(arg, list) and (key == "enum" or all(isinstance(x, str) for x in arg))
@@ -107,14 +128,29 @@ _UNBOUNDED = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "pa
 
 def linear(schema: Any) -> bool:
     """Whether checking a value against ``schema`` takes time in proportion to the value: the
-    common keywords only, without references, combinators or patterns (then the leg checks a
-    reply itself; any other schema is checked in a child under a time limit)."""
+    common keywords only, without references, combinators or patterns, and no ``enum`` or
+    ``const`` longer than ``_SMALL`` entries or bytes (each is compared with the value whole).
+    Then the leg checks a reply itself; any other schema is checked in a child under a time
+    limit."""
     try:
         nodes = _subschemas(schema).values()
-    except RecursionError:
+        for n in nodes:
+            if not isinstance(n, Mapping):
+                continue
+            if any(k in n for k in _UNBOUNDED):
+                return False
+            if "enum" in n and (not isinstance(n["enum"], list) or len(n["enum"]) > _SMALL):
+                return False
+            if any(k in n and len(json.dumps(n[k], default=str)) > _SMALL for k in _LISTED):
+                return False
+        return _plain(schema)
+    except (RecursionError, ValueError):
         return False
-    plain = all(not isinstance(n, Mapping) or not any(k in n for k in _UNBOUNDED) for n in nodes)
-    return plain and _plain(schema)
+
+
+#: The most entries, or bytes of JSON, an ``enum`` or ``const`` a leg checks itself may hold.
+_SMALL = 64
+_LISTED = ("enum", "const")
 
 
 #: Keywords whose schemas apply to the very value their schema applies to (not to a part of it).
@@ -183,6 +219,17 @@ def _ref_problem(root: Mapping[str, Any]) -> str | None:
 
 
 _NOWHERE = object()
+
+
+def _anchors(schemas: Mapping[str, Any]) -> dict[str, Any]:
+    """Each ``$anchor`` / ``$dynamicAnchor`` name and the schema it names (the last, if twice)."""
+    return {
+        n[k]: n
+        for n in schemas.values()
+        if isinstance(n, Mapping)
+        for k in _ANCHORS
+        if isinstance(n.get(k), str)
+    }
 
 
 def _target(schemas: Mapping[str, Any], anchors: Mapping[str, Any], ref: str) -> Any:
@@ -278,7 +325,8 @@ def errors(
         check.iter_errors(value),
         key=lambda e: (_path(e.absolute_path), e.message),
     )
-    out = [f"{_path(e.absolute_path)}: {_clip(e.message)}" for e in found[:ERRORS_SHOWN]]
+    shown = found[:ERRORS_SHOWN]  # a reply's key may be a megabyte long: each part is clipped
+    out = [f"{_clip(_path(e.absolute_path))}: {_clip(e.message)}" for e in shown]
     if len(found) > ERRORS_SHOWN:
         out.append(f"… and {len(found) - ERRORS_SHOWN} more")
     return out
@@ -331,18 +379,25 @@ def subschema(schema: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
     """The part of ``schema`` that defines ``path`` (None when the schema defines no such
     field): ``properties`` by name, ``items`` / ``prefixItems`` by index, through local
     ``$ref`` s and ``allOf`` / ``anyOf`` / ``oneOf`` branches."""
-    found = _sub(schema, schema, split(path), 0)
+    schemas = _subschemas(schema)
+    anchors = _anchors(schemas)
+
+    def resolve(ref: str) -> Any:
+        found = _target(schemas, anchors, ref)
+        return None if found is _NOWHERE else found
+
+    found = _sub(resolve, schema, split(path), 0)
     return found if isinstance(found, Mapping) else None
 
 
-def _sub(root: Mapping[str, Any], at: Any, segs: tuple[str, ...], depth: int) -> Any:
+def _sub(resolve: Callable[[str], Any], at: Any, segs: tuple[str, ...], depth: int) -> Any:
     if not isinstance(at, Mapping) or depth > 32:
         return None
     ref = at.get("$ref")
     if isinstance(ref, str) and ref.startswith("#"):
-        target = _local(root, ref)
+        target = resolve(ref)
         if target is not None:
-            found = _sub(root, target, segs, depth + 1)
+            found = _sub(resolve, target, segs, depth + 1)
             if found is not None:
                 return found
     if not segs:
@@ -350,38 +405,26 @@ def _sub(root: Mapping[str, Any], at: Any, segs: tuple[str, ...], depth: int) ->
     head, rest = segs[0], segs[1:]
     props = at.get("properties")
     if isinstance(props, Mapping) and head in props:
-        found = _sub(root, props[head], rest, depth + 1)
+        found = _sub(resolve, props[head], rest, depth + 1)
         if found is not None:
             return found
     if head.isdigit():
         prefix = at.get("prefixItems")
         if isinstance(prefix, list) and int(head) < len(prefix):
-            found = _sub(root, prefix[int(head)], rest, depth + 1)
+            found = _sub(resolve, prefix[int(head)], rest, depth + 1)
             if found is not None:
                 return found
         items = at.get("items")
         if isinstance(items, Mapping):
-            found = _sub(root, items, rest, depth + 1)
+            found = _sub(resolve, items, rest, depth + 1)
             if found is not None:
                 return found
     for key in ("allOf", "anyOf", "oneOf"):
         for branch in at.get(key) or ():
-            found = _sub(root, branch, segs, depth + 1)
+            found = _sub(resolve, branch, segs, depth + 1)
             if found is not None:
                 return found
     return None
-
-
-def _local(root: Mapping[str, Any], ref: str) -> Any:
-    at: Any = root
-    for part in ref.lstrip("#").split("/"):
-        if not part:
-            continue
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(at, Mapping) or part not in at:
-            return None
-        at = at[part]
-    return at
 
 
 def as_text(value: Any) -> str:

@@ -71,6 +71,8 @@ SCHEMA: dict[str, Any] = {
           "anyOf": [{"$anchor": "a", "allOf": [{"$ref": "#a"}]}, True], "$ref": "#a"},
          "the anchor 'a' is named twice"),
         ({"$ref": 5}, "$ref is 5, not a reference"),
+        ({"type": [{}]}, "not a valid Draft 2020-12 schema"),  # was a TypeError traceback
+        ({"type": [["string"]]}, "not a valid Draft 2020-12 schema"),
         ({"$defs": {"a b": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/a%20b"}}},
          None),
         ({"properties": {"a": {"$id": "inner", "$ref": "#/$defs/x", "$defs": {"x": True}}}},
@@ -93,7 +95,8 @@ def _nested(key: str, levels: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("key", ["not", "properties"])
 def test_a_schema_nested_past_what_a_check_can_follow_is_refused_not_raised(key: str) -> None:
-    assert "nests too deeply" in (rs.schema_problem(_nested(key, 3000)) or "")
+    for levels in (70, 3000):  # 3000: past what any recursive check could follow
+        assert "nests more than 64 levels deep" in (rs.schema_problem(_nested(key, levels)) or "")
     assert rs.schema_problem(_nested(key, 20)) is None
 
 
@@ -197,6 +200,9 @@ def test_property_a_schema_it_accepts_checks_any_reply_to_an_end(
         ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, False),
         ({"type": "object", "unevaluatedProperties": False}, False),
         ({"type": "object", "properties": {"pattern": {"type": "string"}}}, True),  # a name
+        ({"type": "array", "items": {"enum": list(range(10_000))}}, False),  # each compared
+        ({"enum": ["ship", "fix"]}, True),
+        ({"const": "x" * 200}, False),
         (True, True),
     ],
 )  # fmt: skip
@@ -204,3 +210,20 @@ def test_only_a_schema_whose_check_follows_the_replys_size_is_checked_in_the_leg
     schema: Any, linear: bool
 ) -> None:
     assert rs.linear(schema) is linear
+
+
+ANCHORED: dict[str, Any] = {
+    "$defs": {"a b": {"properties": {"x": {"type": "integer"}}},
+              "f": {"$anchor": "foo", "properties": {"y": {"type": "string"}}}},
+    "properties": {"p": {"$ref": "#/$defs/a%20b"}, "q": {"$ref": "#foo"}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "defined"), [("p.x", True), ("q.y", True), ("p.y", False), ("q.x", False)]
+)
+def test_a_field_is_found_through_a_percent_encoded_pointer_and_an_anchor(
+    path: str, defined: bool
+) -> None:
+    assert rs.schema_problem(ANCHORED) is None
+    assert (rs.subschema(ANCHORED, path) is not None) == defined
