@@ -118,8 +118,9 @@ def _malformed(out: Output, problems: list[str], *, corrected: bool) -> Output:
 
 def _unusable(out: Output, why: str) -> Output:
     detail = (
-        f"the node's output_schema could not be applied to its reply ({why}); fix the schema "
-        "(`omg lint` checks it), or give the node a simpler one"
+        f"the node's output_schema could not be applied to its reply ({why}); a correction turn "
+        "would not mend that: simplify the schema (a pattern that backtracks, references that "
+        "go on), or ask in the prompt for a flatter reply"
     )
     return replace(out, error="output_error", detail=detail, structured=None)
 

@@ -4,12 +4,14 @@ under a time limit.
 A schema with references, combinators or patterns can take time out of all proportion to the
 reply (a ``pattern`` like ``^([a-z]+\\s?)+$`` backtracks for years on 41 characters; a recursive
 ``anyOf`` doubles its work at each level), and jsonschema cannot be interrupted; a child can be
-killed. The child runs the same ``replyschema.errors`` the leg would, on the same ``sys.path``.
+killed. The child runs the same ``replyschema.errors`` the leg would, on the leg's ``sys.path``
+(made absolute; ``-E -P``: no ``PYTHON*`` variable, and not the node's workspace it runs in).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,13 +56,14 @@ def check_reply(
     timeout_s: float = REPLY_CHECK_TIMEOUT_S,
 ) -> Checked:
     """``replyschema.errors(schema, value)``, decided within ``timeout_s``."""
+    paths = [os.path.abspath(p) for p in sys.path if p]  # never the child's cwd: a workspace
     try:
-        given = json.dumps([sys.path, schema, value])
+        given = json.dumps([paths, schema, value])
     except RecursionError:
         return Checked(unusable=NESTED)
     res = spawn(
         SpawnRequest(
-            (sys.executable, "-I", "-c", _CHILD),
+            (sys.executable, "-E", "-P", "-c", _CHILD),
             cwd=cwd,
             env={},
             timeout_s=timeout_s,

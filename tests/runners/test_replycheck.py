@@ -54,3 +54,11 @@ def test_a_schema_that_cannot_be_applied_says_why_and_is_no_error_of_the_reply(
             value = [value]
     got = check_reply(schema, value, spawn, tmp_path)
     assert said in got.unusable and got.errors == ()
+
+
+def test_a_package_planted_in_the_workspace_is_not_what_the_child_imports(tmp_path: Path) -> None:
+    for name in ("json", "omg", "jsonschema"):  # a node writes its workspace, the child's cwd
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("raise SystemExit('planted code ran')\n")
+    got = check_reply(BACKTRACKS, "fine words", spawn, tmp_path)
+    assert (got.errors, got.unusable) == ((), "")
