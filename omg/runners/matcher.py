@@ -8,11 +8,10 @@ any leg lasts on a 40-character reply; a child process can be killed. The child 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from omg.runners.process import Spawner, SpawnRequest, tail
+from omg.runners.process import Spawner, python_child, tail
 
 #: How long one search may take. A sound pattern needs milliseconds on the largest output omg
 #: keeps (8 MiB); one that backtracks catastrophically needs years.
@@ -38,15 +37,7 @@ def search(
     pattern: str, text: str, spawn: Spawner, cwd: Path, timeout_s: float = MATCH_TIMEOUT_S
 ) -> Search:
     """Whether ``re.search(pattern, text)`` finds a match, decided within ``timeout_s``."""
-    res = spawn(
-        SpawnRequest(
-            (sys.executable, "-I", "-S", "-c", _CHILD),
-            cwd=cwd,
-            env={},
-            timeout_s=timeout_s,
-            stdin=json.dumps([pattern, text]),
-        )
-    )
+    res = python_child(spawn, ("-I", "-S"), _CHILD, json.dumps([pattern, text]), cwd, timeout_s)
     if res.timed_out:
         return Search(None, f"did not finish within {timeout_s:g}s", timed_out=True)
     if res.spawn_error is not None:

@@ -10,6 +10,7 @@ import secrets
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -54,6 +55,16 @@ class SpawnRequest:
 
 #: Runs one child to completion; tests inject their own to observe or script children.
 Spawner = Callable[[SpawnRequest], ProcResult]
+
+
+def python_child(
+    spawn: Spawner, flags: tuple[str, ...], code: str, stdin: str, cwd: Path, timeout_s: float
+) -> ProcResult:
+    """Python ``code`` run by this interpreter in a child (``flags``: how isolated), fed
+    ``stdin``, given no variables, stopped after ``timeout_s``: work the leg cannot interrupt
+    in its own process (a regular expression, a schema check)."""
+    argv = (sys.executable, *flags, "-c", code)
+    return spawn(SpawnRequest(argv, cwd=cwd, env={}, timeout_s=timeout_s, stdin=stdin))
 
 
 #: The variable every child carries, so what it starts (even in a session of its own) is found.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omg.runners.process import Spawner, SpawnRequest, tail
+from omg.runners.process import Spawner, python_child, tail
 
 #: How long one check may take. A sound schema needs milliseconds on the largest reply omg
 #: keeps; one that backtracks or recurses without bound needs longer than any leg lasts.
@@ -61,15 +61,7 @@ def check_reply(
         given = json.dumps([paths, schema, value])
     except RecursionError:
         return Checked(unusable=NESTED)
-    res = spawn(
-        SpawnRequest(
-            (sys.executable, "-E", "-P", "-c", _CHILD),
-            cwd=cwd,
-            env={},
-            timeout_s=timeout_s,
-            stdin=given,
-        )
-    )
+    res = python_child(spawn, ("-E", "-P"), _CHILD, given, cwd, timeout_s)
     if res.timed_out:
         return Checked(unusable=f"the check did not finish within {timeout_s:g}s")
     if res.spawn_error is not None:
