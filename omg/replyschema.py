@@ -126,31 +126,27 @@ _UNBOUNDED = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "pa
               "dependentSchemas")  # fmt: skip
 
 
+#: The most bytes of JSON an ``enum`` or ``const`` a leg checks itself may hold: each entry is
+#: compared with the value whole.
+_SMALL = 64
+_LISTED = ("enum", "const")
+
+
 def linear(schema: Any) -> bool:
     """Whether checking a value against ``schema`` takes time in proportion to the value: the
     common keywords only, without references, combinators or patterns, and no ``enum`` or
-    ``const`` longer than ``_SMALL`` entries or bytes (each is compared with the value whole).
-    Then the leg checks a reply itself; any other schema is checked in a child under a time
-    limit."""
+    ``const`` past ``_SMALL`` bytes. Then the leg checks a reply itself; any other schema is
+    checked in a child under a time limit."""
     try:
-        nodes = _subschemas(schema).values()
-        for n in nodes:
-            if not isinstance(n, Mapping):
-                continue
-            if any(k in n for k in _UNBOUNDED):
-                return False
-            if "enum" in n and (not isinstance(n["enum"], list) or len(n["enum"]) > _SMALL):
-                return False
-            if any(k in n and len(json.dumps(n[k], default=str)) > _SMALL for k in _LISTED):
+        for n in _subschemas(schema).values():
+            if isinstance(n, Mapping) and (
+                any(k in n for k in _UNBOUNDED)
+                or any(k in n and len(json.dumps(n[k], default=str)) > _SMALL for k in _LISTED)
+            ):
                 return False
         return _plain(schema)
-    except (RecursionError, ValueError):
+    except RecursionError:
         return False
-
-
-#: The most entries, or bytes of JSON, an ``enum`` or ``const`` a leg checks itself may hold.
-_SMALL = 64
-_LISTED = ("enum", "const")
 
 
 #: Keywords whose schemas apply to the very value their schema applies to (not to a part of it).
@@ -175,7 +171,11 @@ def _ref_problem(root: Mapping[str, Any]) -> str | None:
     back to itself through schemas applied to the same value (``$ref``, ``allOf``, ``not``,
     …), a check that never ends."""
     schemas = _subschemas(root)
-    anchors: dict[str, Any] = {}
+    named = _named(schemas)
+    anchors = dict(named)
+    for name, node in named:
+        if anchors[name] is not node:
+            return f"the anchor {name!r} is named twice; give each anchor its own name"
     for at, node in schemas.items():
         if not isinstance(node, Mapping):
             continue
@@ -194,12 +194,6 @@ def _ref_problem(root: Mapping[str, Any]) -> str | None:
                 "an $id inside the schema starts a schema of its own, whose references omg "
                 "does not follow; keep $id at the top only"
             )
-        for key in _ANCHORS:
-            name = node.get(key)
-            if isinstance(name, str):
-                if name in anchors and anchors[name] is not node:
-                    return f"the anchor {name!r} is named twice; give each anchor its own name"
-                anchors[name] = node
     for node in schemas.values():
         for key in _REFS:
             ref = node.get(key) if isinstance(node, Mapping) else None
@@ -221,15 +215,15 @@ def _ref_problem(root: Mapping[str, Any]) -> str | None:
 _NOWHERE = object()
 
 
-def _anchors(schemas: Mapping[str, Any]) -> dict[str, Any]:
-    """Each ``$anchor`` / ``$dynamicAnchor`` name and the schema it names (the last, if twice)."""
-    return {
-        n[k]: n
+def _named(schemas: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Each ``$anchor`` / ``$dynamicAnchor`` name and the schema that carries it."""
+    return [
+        (n[k], n)
         for n in schemas.values()
         if isinstance(n, Mapping)
         for k in _ANCHORS
         if isinstance(n.get(k), str)
-    }
+    ]
 
 
 def _target(schemas: Mapping[str, Any], anchors: Mapping[str, Any], ref: str) -> Any:
@@ -380,7 +374,7 @@ def subschema(schema: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
     field): ``properties`` by name, ``items`` / ``prefixItems`` by index, through local
     ``$ref`` s and ``allOf`` / ``anyOf`` / ``oneOf`` branches."""
     schemas = _subschemas(schema)
-    anchors = _anchors(schemas)
+    anchors = dict(_named(schemas))
 
     def resolve(ref: str) -> Any:
         found = _target(schemas, anchors, ref)
