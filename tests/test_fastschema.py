@@ -200,3 +200,12 @@ def test_a_value_conforms_to_a_part_of_a_schema_or_the_compiled_check_gives_no_a
     part: dict[str, Any], value: Any, answer: bool | None
 ) -> None:
     assert conforms(part, value, REPLY_ROOT) is answer
+
+
+@pytest.mark.parametrize("name", ["object", "array", "string", "boolean", "null", "integer",
+                                  "number"])  # fmt: skip
+def test_a_single_type_tested_alone_says_what_the_general_type_test_says(name: str) -> None:
+    from omg.fastschema import _ONE_TYPE, _is_type
+
+    for value in ({}, [], "", "1", True, False, None, 0, 1, -3, 1.0, 1.5, float("inf"), 2**70):
+        assert _ONE_TYPE[name](value) == _is_type(value, name), (name, value)
