@@ -369,3 +369,25 @@ def test_a_kept_place_changed_in_the_point_alone_is_never_folded_on_from(
     (rd.path / VERIFIED).write_text(json.dumps(point))
     assert printed(rd, look(RunDir(rd.path))) == from_scratch(rd)
     assert printed(rd, look(RunDir(rd.path))) == from_scratch(rd)  # and the next look too
+
+
+def test_a_line_holding_a_carriage_return_as_json_space_is_one_line_as_the_check_reads_it(
+    tmp_path: Path,
+) -> None:
+    rd = write_run(tmp_path / "runs" / "r", history(1))
+    lines = rd.events_path.read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3].replace(b",", b",\r", 1)  # JSON whitespace: the record check accepts it
+    rd.events_path.write_bytes(b"".join(lines))
+    assert printed(rd, look(RunDir(rd.path))) == from_scratch(rd)
+
+
+def test_a_legs_report_from_a_point_edited_while_it_ran_folds_the_whole_record(
+    tmp_path: Path,
+) -> None:
+    rd, more = kept_run(tmp_path, cut=100)
+    append(rd, more)
+    point = json.loads((rd.path / VERIFIED).read_text())
+    point["files"][-1][1] -= 7  # no longer a line's end: no place to fold on from
+    (rd.path / VERIFIED).write_text(json.dumps(point))
+    book = run_ledger(RunDir(rd.path), limits(graph_from_data(GRAPH)))  # unchecked, as a leg's end
+    assert printed(rd, book) == from_scratch(rd)
