@@ -109,7 +109,7 @@ def spawn(req: SpawnRequest) -> ProcResult:
     deadline = start + req.timeout_s
     watch = _Lines(give_up) if give_up is not None else None
     chunks, ended = _drain(proc, deadline, req.idle_s, req.activity, watch)
-    reaped = _reaped(proc, deadline) if ended == "eof" else None
+    reaped = _reaped(proc, deadline, req.reap) if ended == "eof" else None
     stopped = reaped is None
     if stopped:
         _stop(proc)
@@ -371,9 +371,12 @@ def _last_pid() -> int | None:
         return None
 
 
-def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> Literal["alone", "exited"] | None:
+def _reaped(
+    proc: subprocess.Popen[bytes], deadline: float, ask: bool
+) -> Literal["alone", "exited"] | None:
     """Wait for exit without polling (a pidfd on Linux); None if the deadline passed first, else
-    "alone" when no process was started after the child (read before it is reaped)."""
+    "alone" when ``ask`` (a child whose mark is then looked for) and no process was started
+    after the child (read before it is reaped)."""
     left = max(0.0, deadline - time.monotonic())
     try:
         pidfd = os.pidfd_open(proc.pid)
@@ -389,7 +392,7 @@ def _reaped(proc: subprocess.Popen[bytes], deadline: float) -> Literal["alone", 
         os.close(pidfd)
     if not ready:
         return None
-    alone = _last_pid() == proc.pid  # its pid is still held: it is not reaped yet
+    alone = ask and _last_pid() == proc.pid  # its pid is still held: it is not reaped yet
     proc.wait()
     return "alone" if alone else "exited"
 
