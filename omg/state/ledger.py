@@ -119,9 +119,7 @@ class Book:
             kind = ev["event"]
             nid = str(ev.get("node_id", ""))
             if kind == "run_started":
-                for row in open_.values():  # a leg that died with these in flight
-                    row.verdict = "CUT"
-                    row.detail = row.detail or "the leg ended (killed?) before this execution did"
+                _cut(open_)  # a leg that died with these in flight
                 open_.clear()
                 running = True
             elif kind == "run_finished":
@@ -138,12 +136,17 @@ class Book:
         """The ledger of the events folded: the rows still open when the stream ends were cut,
         unless a leg is running. Changes the rows: the book is not fed after this."""
         if not self.running:
-            for row in self.open_.values():
-                row.verdict = "CUT"
-                row.detail = row.detail or "the leg ended (killed?) before this execution did"
+            _cut(self.open_)
         for row in self.rows:
             row.detail = _detail(row, limits)
         return Ledger(self.rows)
+
+
+def _cut(open_: dict[str, Row]) -> None:
+    """The executions still open when their leg ended: cut."""
+    for row in open_.values():
+        row.verdict = "CUT"
+        row.detail = row.detail or "the leg ended (killed?) before this execution did"
 
 
 def _ends(rows: list[Row], open_: dict[str, Row], ev: Event, kind: str, nid: str) -> None:
