@@ -391,3 +391,22 @@ def test_a_legs_report_from_a_point_edited_while_it_ran_folds_the_whole_record(
     (rd.path / VERIFIED).write_text(json.dumps(point))
     book = run_ledger(RunDir(rd.path), limits(graph_from_data(GRAPH)))  # unchecked, as a leg's end
     assert printed(rd, book) == from_scratch(rd)
+
+
+def test_the_kept_rows_types_are_rows_fields_as_json_gives_them_back() -> None:
+    import types
+    import typing
+    from dataclasses import fields
+
+    from omg.state import kept
+    from omg.state.ledger import Row
+
+    def as_json(hint: Any) -> frozenset[type]:
+        if typing.get_origin(hint) is typing.Literal:
+            return frozenset({type(a) for a in typing.get_args(hint)})
+        if isinstance(hint, types.UnionType):
+            return frozenset().union(*(as_json(a) for a in typing.get_args(hint)))
+        return frozenset({int, float}) if hint is float else frozenset({hint})
+
+    hints = typing.get_type_hints(Row)
+    assert tuple(as_json(hints[f.name]) for f in fields(Row)) == kept._FIELDS
