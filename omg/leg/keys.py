@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -131,11 +131,15 @@ def least(*limits: float | None) -> float | None:
     return max(0.0, min(found)) if found else None
 
 
-def keyless(parent: Mapping[str, str], agents: Mapping[str, AgentRuntime]) -> dict[str, str]:
-    """``parent`` without any runtime's model key: what every child of the leg is made from."""
+def keyless(
+    parent: Mapping[str, str], rules: Iterable[Callable[[Mapping[str, str]], dict[str, str]]]
+) -> dict[str, str]:
+    """``parent`` without any runtime's model key, by each runtime's key rule (its runner's
+    ``keyless``, or ``registry.key_rules`` when no runner is made): what every child of the
+    leg is made from."""
     rest = dict(parent)
-    for agent in agents.values():
-        rest = agent.keyless(rest)
+    for rule in rules:
+        rest = rule(rest)
     return rest
 
 

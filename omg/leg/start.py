@@ -28,7 +28,7 @@ from omg.mask import MASK, Masker
 from omg.records import PullRequestRecord
 from omg.runners.base import AgentRuntime
 from omg.runners.process import Marked, Spawner, reap_run, run_mark, spawn
-from omg.runners.registry import agents, keyless_of_every_runtime
+from omg.runners.registry import agents, key_rules
 from omg.runners.room import Rooms
 from omg.schedule import LegResult
 from omg.state import State, apply, empty_state, fold
@@ -309,9 +309,10 @@ def _run_leg(
         workspace=commits.workspace
         if commits is not None
         else LocalWorkspace(env.root, rec.rundir.run_id),
-        parent_env=keyless_of_every_runtime(env.parent_env)
-        if shell_only
-        else keyless(env.parent_env, runtimes),  # omg's proxy holds the model keys
+        parent_env=keyless(  # omg's proxy holds the model keys
+            env.parent_env,
+            key_rules() if shell_only else [a.keyless for a in runtimes.values()],
+        ),
         rooms=Rooms.of_run(
             run_mark(rec.rundir.path), env.parent_env, room_gitconfig(env.parent_env)
         ),

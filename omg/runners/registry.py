@@ -30,15 +30,6 @@ def key_rules() -> tuple[Callable[[Mapping[str, str]], dict[str, str]], ...]:
     return (claude, codex)
 
 
-def keyless_of_every_runtime(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without any agent runtime's model key, by the runtimes' key rules alone: what a
-    leg of shell nodes hands its children without making a runner."""
-    out = dict(env)
-    for rule in key_rules():
-        out = rule(out)
-    return out
-
-
 def default_runners() -> dict[str, Runner]:
     """One runner per kind a node can name (``shell``, and each agent runtime)."""
     from omg.runners.shell import ShellRunner

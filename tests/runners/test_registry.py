@@ -15,7 +15,6 @@ from omg.runners.registry import (
     agents,
     default_runners,
     key_rules,
-    keyless_of_every_runtime,
     rehearsal_env,
     stub_endpoint,
 )
@@ -112,8 +111,7 @@ def test_every_runtimes_key_rules_strip_what_its_runner_strips() -> None:
     assert {agent.keyless for agent in agents().values()} == set(key_rules())
 
     env = {**PARENT, "ANTHROPIC_AUTH_TOKEN": "t", "OPENAI_API_KEY": "o", "CODEX_API_KEY": "c"}
-    assert keyless_of_every_runtime(env) == keyless(env, agents())
-    assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY"} & set(
-        keyless_of_every_runtime(env)
-    )
-    assert keyless_of_every_runtime(env)["MY_DEPLOY_TOKEN"] == "ghs_real"  # not a model key
+    by_rules = keyless(env, key_rules())
+    assert by_rules == keyless(env, [agent.keyless for agent in agents().values()])
+    assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY"} & set(by_rules)
+    assert by_rules["MY_DEPLOY_TOKEN"] == "ghs_real"  # not a model key
