@@ -28,6 +28,7 @@ SMOKES = {
     "stats.py": (["--quick"], True),
     "proxy.py": (["--quick"], True),
     "handoff.py": (["--quick"], True),
+    "floor.py": (["--quick"], True),
     "engine_bench.py": (["--nodes", "5", "--repeats", "1"], False),
     "lint_bench.py": (["--runs", "1"], False),
     "resume_bench.py": (["--nodes", "20", "--repeats", "1"], False),
