@@ -5,8 +5,8 @@ from __future__ import annotations
 
 def main() -> None:
     """The `omg` console script. `omg --help`, `omg --version`, `omg lint` (a pre-commit hook)
-    and a plain `omg run` or `omg resume` take the fast paths (`omg.cli.fast`) that never import
-    typer; everything else goes through the typer app."""
+    and a plain `omg run`, `omg resume` or `omg leg` take the fast paths (`omg.cli.fast`) that
+    never import typer; everything else goes through the typer app."""
     from omg.cli import fast
 
     if fast():

@@ -5,8 +5,9 @@ One level deep
 order, and the one error handler) and its command groups, which hold each command's options and
 hand it to its module — ``graph_commands`` (lint, init, graph, stub-model), ``run_commands``
 (run, resume, clean), ``view_commands`` (status, log, replay, stats, report), ``job_commands``
-(leg, publish, plan, prune: ``omg leg`` and ``omg publish`` hand the job to ``ci/``, print its
-words and make its outcome the exit code); the options several commands share, declared once as
+(leg, publish, plan, prune: ``omg leg``'s and ``omg publish``'s options, handed to ``jobs``,
+which hands the job to ``ci/``, prints its words and makes its outcome the exit code); the
+options several commands share, declared once as
 ``Annotated`` types
 (``options``); then one module per command, which import no other command module and share only
 the leaf helpers ``exits``, ``ledger``, ``views`` (which ledger was asked for: per execution, per
@@ -19,14 +20,16 @@ only ever added within it), ``complete`` (shell completion, ``--install-completi
 from the runs directory's names, a run's node and gate ids from its ``state.json``, read
 unverified and never raising — a Tab must answer at once and never break the shell),
 ``guard`` (the one error handler every command runs under), ``fastrun`` (`omg run`'s and `omg
-resume`'s plain command lines read without typer, the rest left to it), ``inputs`` (``-i`` and
-``OMG_INPUTS``), ``terminal`` (what a stream may be sent: colour only to a terminal while
-``NO_COLOR`` is unset or empty, a redrawn line only to a terminal that is not ``TERM=dumb``, never a
-control character from a node's output — shown as ``\\xNN``), ``version`` (``omg --version``: the
-version and, from PEP 610's ``direct_url.json``, the commit a git install came from — the pin ``omg
-init``
-writes). Commands: ``log`` (``omg log``: the whole event log as one stream, filtered, followed),
-``stub_model`` (``omg stub-model``), ``nodeview`` (``status --node``), ``graphview`` (``omg
+resume`'s plain command lines read without typer, the rest left to it), ``fastleg`` (`omg
+leg`'s plain command lines and ``OMG_*`` variables, the same way), ``inputs`` (``-i``,
+``OMG_INPUTS`` and the UTF-8 check, typer-free), ``terminal`` (what a stream may be sent:
+colour only to a terminal while ``NO_COLOR`` is unset or empty, a redrawn line only to a
+terminal that is not ``TERM=dumb``, never a control character from a node's output — shown
+as ``\\xNN``), ``version`` (``omg --version``: the version and, from PEP 610's
+``direct_url.json``, the commit a git install came from — the pin ``omg init`` writes).
+Commands: ``log`` (``omg log``: the whole event log as one stream, filtered, followed),
+``stub_model`` (``omg stub-model``), ``jobs`` (``omg leg``'s and ``omg publish``'s bodies,
+typer-free), ``nodeview`` (``status --node``), ``graphview`` (``omg
 graph``: the flowchart, grouped by depth with why on stderr when Mermaid's defaults would refuse
 it; ``--full`` for every edge), ``scrub`` (the start-up re-exec without secrets in the
 environment block; non-dumpable), ``plan`` (``omg plan --matrix``), ``runs``
@@ -45,6 +48,7 @@ page; ``--artifact NAME`` names it in the step summary)
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["HELP", "fast"]
@@ -85,9 +89,10 @@ Commands:
 
 
 def fast() -> bool:
-    """What `omg --help`, `omg --version`, `omg lint` (a pre-commit hook) and a plain `omg run`
-    or `omg resume` do without importing typer; False when the typer app must answer (the
-    entry point, `omg/__main__.py`, then hands it the command)."""
+    """What `omg --help`, `omg --version`, `omg lint` (a pre-commit hook), a plain `omg run`
+    or `omg resume` and a plain `omg leg` (every GitHub job) do without importing typer; False
+    when the typer app must answer (the entry point, `omg/__main__.py`, then hands it the
+    command)."""
     # A terminal whose encoding cannot show ✓ or — gets \u2713, never exit 70.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -110,11 +115,15 @@ def fast() -> bool:
 
     scrub(args)  # a command that may start children re-executes without its secrets first
     if args[:1] in (["run"], ["resume"]):
-        import os
-
         from omg.cli import fastrun
 
         given = fastrun.parse(args, os.environ)
         if given is not None:
             fastrun.run(given)
+    if args[:1] == ["leg"]:
+        from omg.cli import fastleg
+
+        job = fastleg.parse(args, os.environ)
+        if job is not None:
+            fastleg.run(job)
     return False

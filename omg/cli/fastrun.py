@@ -10,8 +10,6 @@ two to the same values).
 
 from __future__ import annotations
 
-import errno
-import os
 import re
 import sys
 from collections.abc import Mapping
@@ -19,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from omg.cli import exits
-from omg.cli.guard import guarded
+from omg.cli.guard import guarded, typer_ending
 
 if TYPE_CHECKING:
     from omg.cli.views import View
@@ -170,53 +167,41 @@ def _plain(text: str, form: re.Pattern[str]) -> str:
 def run(given: RunLine) -> None:
     """The command, under the one error handler; exits as the typer app would (an interrupt
     130, a closed stdout 1)."""
-    guarded(lambda: sys.exit(_leg(given)), {})
+    guarded(lambda: sys.exit(typer_ending(lambda: _leg(given))), {})
 
 
 def _leg(given: RunLine) -> int:
-    try:
-        from omg.cli import runs
-        from omg.cli.inputs import parse_inputs
-        from omg.cli.views import view
+    from omg.cli import runs
+    from omg.cli.inputs import parse_inputs
+    from omg.cli.views import view
 
-        opts: _RunOptions = {
-            "runs_dir": given.runs_dir,
-            "concurrency": given.concurrency,
-            "max_minutes": given.max_minutes,
-            "max_nodes": given.max_nodes,
-            "push": given.push,
-            "commit": not given.no_commit,
-            "asked": view(given.by_node, given.executions),
-            "rehearse": given.rehearse,
-        }
-        if given.command == "resume":
-            inputs = parse_inputs(given.inputs)
-            return runs.resume(
-                given.first,
-                retry_failed=given.retry_failed,
-                approve=None,
-                reject=None,
-                reason="",
-                by=None,
-                fetch=None,
-                inputs=inputs,
-                **opts,
-            )
-        return runs.run(
-            Path(given.first),
-            parse_inputs(given.inputs),
-            run_id=given.run_id,
-            base=given.base,
+    opts: _RunOptions = {
+        "runs_dir": given.runs_dir,
+        "concurrency": given.concurrency,
+        "max_minutes": given.max_minutes,
+        "max_nodes": given.max_nodes,
+        "push": given.push,
+        "commit": not given.no_commit,
+        "asked": view(given.by_node, given.executions),
+        "rehearse": given.rehearse,
+    }
+    if given.command == "resume":
+        inputs = parse_inputs(given.inputs)
+        return runs.resume(
+            given.first,
+            retry_failed=given.retry_failed,
+            approve=None,
+            reject=None,
+            reason="",
+            by=None,
+            fetch=None,
+            inputs=inputs,
             **opts,
         )
-    except KeyboardInterrupt:
-        return exits.INTERRUPTED  # as typer ends an interrupted command: without a word
-    except EOFError:
-        print("\nAborted!", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        if exc.errno != errno.EPIPE:
-            raise
-        for stream in (sys.stdout, sys.stderr):  # nothing more to a closed pipe, at exit too
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-        return 1
+    return runs.run(
+        Path(given.first),
+        parse_inputs(given.inputs),
+        run_id=given.run_id,
+        base=given.base,
+        **opts,
+    )

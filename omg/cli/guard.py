@@ -1,8 +1,11 @@
 """The one error handler every command runs under: a refusal's words and exit code, an
-interrupt's, and a bug's traceback (exit 70) — the typer app's and `omg run`'s fast path's."""
+interrupt's, and a bug's traceback (exit 70) — the typer app's and the fast paths' (`fastrun`,
+`fastleg`), which end a command an interrupt, an end of input or a closed stdout stops as the
+typer app ends it (``typer_ending``)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -39,6 +42,24 @@ def guarded(call: Callable[[], object], outcome: Mapping[str, str | None]) -> No
         )
         print(_masked(traceback.format_exc()), end="", file=sys.stderr)
         sys.exit(exits.BUG)
+
+
+def typer_ending(call: Callable[[], int]) -> int:
+    """``call``'s exit code; an interrupt, an end of input or a closed stdout ending it as the
+    typer app ends a command (130, 1, 1)."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        return exits.INTERRUPTED  # as typer ends an interrupted command: without a word
+    except EOFError:
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        for stream in (sys.stdout, sys.stderr):  # nothing more to a closed pipe, at exit too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        return 1
 
 
 def _masked(text: str) -> str:

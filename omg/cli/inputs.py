@@ -1,4 +1,6 @@
-"""A run's inputs as given: the lines of ``OMG_INPUTS``, then each ``-i name=value``."""
+"""What a command line gives, checked without typer (the fast paths read it too): a run's
+inputs — the lines of ``OMG_INPUTS``, then each ``-i name=value`` — and text that must be
+UTF-8."""
 
 from __future__ import annotations
 
@@ -19,3 +21,13 @@ def parse_inputs(pairs: list[str]) -> dict[str, str]:
             raise UsageError(f"{where} must look like name=value")
         out[name] = value
     return out
+
+
+def utf8(option: str, text: str) -> None:
+    """Refuse an option's (or variable's) value that is not valid UTF-8 — bytes the shell
+    passed as they were, which no record or prompt can hold — naming it and what is wrong."""
+    from omg.words import undecodable
+
+    bad = undecodable(text)
+    if bad:
+        raise UsageError(f"{option} is not valid UTF-8 ({bad}); give it as UTF-8 text")

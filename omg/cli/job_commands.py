@@ -1,33 +1,18 @@
 """The commands GitHub's workflows run: `omg leg` and `omg publish` (one GitHub Actions job:
-its options, then the job handed to `ci/` — read the trigger → plan → act → report; or a leg's
-hand-off verified, then published —, its words printed, its outcome the exit code through
-`exits.BY_JOB`), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
+its options, then handed to `jobs`, which hands the job to `ci/` and makes its outcome the exit
+code), `omg plan` (a fan-out wave as a job matrix) and `omg prune`."""
 
 from __future__ import annotations
 
-import math
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from omg.cli import complete, exits
-from omg.cli.options import (
-    DEFAULT_RUNS,
-    MaxMinutes,
-    MaxNodes,
-    RunsDir,
-    exit_with,
-    parse_inputs,
-    utf8,
-)
+from omg.cli import complete, jobs
+from omg.cli.options import DEFAULT_RUNS, MaxMinutes, MaxNodes, RunsDir, exit_with, parse_inputs
 from omg.errors import UsageError
-
-if TYPE_CHECKING:
-    from omg.ci import OnSchedule
-    from omg.leg.caps import SpendCaps
 
 #: `omg leg`'s and `omg publish`'s options: the graph, the remote, the next leg's workflow,
 #: the run, what a schedule does.
@@ -165,27 +150,14 @@ def leg_command(
     runs_dir: RunsDir = DEFAULT_RUNS,
 ) -> None:
     """One GitHub Actions job: read the event, run one leg, report."""
-    for name in sorted(os.environ):  # the action's inputs: text, or a clear refusal
-        if name.startswith("OMG_"):
-            utf8(name, os.environ[name])
-    from omg.ci import LegArgs
-    from omg.ci.job import leg, wave
-    from omg.leg.loop import LegOptions
-
-    inputs = parse_inputs(input or [])
-    limits = LegOptions(
-        max_minutes=max_minutes,
-        max_nodes=max_nodes,
-        limit_wait_s=limit_wait,
-        caps=_caps(pr_budget_usd, day_budget_usd),
-    )
-    args = LegArgs(
-        graph, run_id or None, limits, push, runs_dir, inputs, dispatch_workflow,
-        node=node or None, fold=fold, base=base or None, max_jobs=max_jobs,
-        on_schedule=_on_schedule(on_schedule), hand_off=hand_off or None,
+    given = jobs.LegLine(
+        graph, run_id, max_minutes, max_nodes, push, dispatch_workflow, tuple(input or ()),
+        node, fold, base, max_jobs, pr_budget_usd, day_budget_usd, limit_wait, on_schedule,
+        hand_off, runs_dir,
     )  # fmt: skip
-    run = wave if args.node or args.fold else leg  # a fan-out wave's job, else the trigger's
-    exit_with(exits.BY_JOB[run(args, os.environ, say, annotate)])
+    from omg.ci import job
+
+    exit_with(jobs.leg(given, job.leg, job.wave))
 
 
 def publish_command(
@@ -202,49 +174,13 @@ def publish_command(
     """The publish job of a leg split in two: plan the trigger, answer and record what runs no
     node, verify the run job's hand-off of a leg, then push it and tell GitHub how the run
     stands; a refused hand-off lands nothing (exit 3)."""
-    from omg.ci import LegArgs
-    from omg.ci.publish import publish
-    from omg.leg.loop import LegOptions
-
-    args = LegArgs(
-        graph, run_id or None, LegOptions(caps=_caps(pr_budget_usd, day_budget_usd)), push,
-        runs_dir, {}, dispatch_workflow or None,
-        on_schedule=_on_schedule(on_schedule),
+    given = jobs.LegLine(
+        graph, run_id, push=push, dispatch_workflow=dispatch_workflow, on_schedule=on_schedule,
+        runs_dir=runs_dir, pr_budget_usd=pr_budget_usd, day_budget_usd=day_budget_usd,
     )  # fmt: skip
-    exit_with(exits.BY_JOB[publish(artifact, args, os.environ, say, annotate)])
+    from omg.ci.publish import publish
 
-
-def say(message: str) -> None:
-    """A line of the job's log."""
-    print(message, file=sys.stderr)
-
-
-def annotate(line: str) -> None:
-    """A workflow command (an annotation), on stdout where the runner reads it."""
-    print(line)
-
-
-def _on_schedule(value: str) -> OnSchedule:
-    """The --on-schedule choice, refused by name when it is neither."""
-    if value == "start":
-        return "start"
-    if value == "continue":
-        return "continue"
-    raise UsageError(
-        f"--on-schedule {value!r} must be start (today's run of the graph) or continue (the "
-        "runs whose wait is over)"
-    )
-
-
-def _caps(pr_usd: float | None, day_usd: float | None) -> SpendCaps | None:
-    """The spend caps given to `omg leg` (the action's inputs), each a finite amount > 0."""
-    from omg.leg.caps import SpendCaps
-
-    for flag, value in (("--pr-budget-usd", pr_usd), ("--day-budget-usd", day_usd)):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise UsageError(f"{flag} {value} must be an amount of dollars > 0")
-    caps = SpendCaps(pr_usd, day_usd)
-    return caps if caps else None
+    exit_with(jobs.publish(artifact, given, publish))
 
 
 def plan_command(

@@ -8,7 +8,8 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from omg.cli.inputs import parse_inputs as parse_inputs  # typer-free: `omg run`'s fast path
+from omg.cli.inputs import parse_inputs as parse_inputs  # typer-free: the fast paths'
+from omg.cli.inputs import utf8 as utf8
 from omg.errors import UsageError
 
 RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where run directories live.")]
@@ -114,13 +115,3 @@ def json_format(value: str) -> bool:
     if value not in ("text", "json"):
         raise UsageError(f"--format {value!r} is not one of text, json")
     return value == "json"
-
-
-def utf8(option: str, text: str) -> None:
-    """Refuse an option's (or variable's) value that is not valid UTF-8 — bytes the shell
-    passed as they were, which no record or prompt can hold — naming it and what is wrong."""
-    from omg.words import undecodable
-
-    bad = undecodable(text)
-    if bad:
-        raise UsageError(f"{option} is not valid UTF-8 ({bad}); give it as UTF-8 text")

@@ -15,6 +15,7 @@ CLI = sorted((PACKAGE / "cli").glob("*.py"))
 APP = {
     "omg.cli",
     "omg.cli.app",
+    "omg.cli.fastleg",  # `omg leg`'s plain command lines and variables, read without typer
     "omg.cli.fastrun",  # `omg run`'s plain command lines, read without typer
     "omg.cli.graph_commands",
     "omg.cli.guard",  # the one error handler the app and the fast path run commands under
@@ -26,7 +27,7 @@ APP = {
 LEAF_HELPERS = {
     "omg.cli.complete",  # shell completion: run, node and gate ids
     "omg.cli.exits",  # the exit codes
-    "omg.cli.inputs",  # -i name=value and OMG_INPUTS
+    "omg.cli.inputs",  # -i name=value, OMG_INPUTS and the UTF-8 check
     "omg.cli.ledger",  # the run's table
     "omg.cli.machine",  # the --format json documents
     "omg.cli.next",  # the next step to run

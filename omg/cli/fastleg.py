@@ -1,0 +1,159 @@
+"""`omg leg`'s command line and environment read without typer, so a GitHub job's leg starts
+sooner.
+
+Read here: the forms the action runs (``omg leg``, with ``--hand-off DIR``, ``--node ID``,
+``--fold``), any other option of `omg leg` as ``--option value`` or ``--option=value``, and the
+``OMG_*`` variables typer reads the rest from — one set to the empty string, as typer takes it,
+unset; ``OMG_FOLD`` by typer's words for yes and no. Anything else — ``--help``, an unknown
+option, an option given twice, a value that starts with ``-``, a number that is not plain digits
+(with one point, for an amount) or is out of its range, another ``OMG_FOLD``, a path typer would
+refuse as unreadable, shell completion — is left to the typer app, which answers it as it always
+has (``tests/cli/test_fastleg.py`` holds the two to the same values). Both run `jobs.leg` under
+the one error handler (`guard`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from omg.cli.guard import guarded, typer_ending
+from omg.cli.jobs import LegLine, leg
+
+#: `omg leg`'s parameters: each one's spellings and the variable typer reads it from.
+OPTIONS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "graph": (("--graph",), "OMG_GRAPH"),
+    "run_id": (("--run-id",), "OMG_RUN_ID"),
+    "max_minutes": (("--max-minutes",), "OMG_MAX_MINUTES"),
+    "max_nodes": (("--max-nodes",), "OMG_MAX_NODES"),
+    "push": (("--push",), "OMG_PUSH"),
+    "dispatch_workflow": (("--dispatch-workflow",), "OMG_DISPATCH_WORKFLOW"),
+    "input": (("--input", "-i"), None),
+    "node": (("--node",), "OMG_NODE"),
+    "fold": (("--fold",), "OMG_FOLD"),
+    "base": (("--base",), "OMG_BASE"),
+    "max_jobs": (("--max-jobs",), "OMG_MAX_JOBS"),
+    "pr_budget_usd": (("--pr-budget-usd",), "OMG_PR_BUDGET_USD"),
+    "day_budget_usd": (("--day-budget-usd",), "OMG_DAY_BUDGET_USD"),
+    "limit_wait": (("--limit-wait",), "OMG_LIMIT_WAIT"),
+    "on_schedule": (("--on-schedule",), "OMG_ON_SCHEDULE"),
+    "hand_off": (("--hand-off",), "OMG_HAND_OFF"),
+    "runs_dir": (("--runs-dir",), None),
+}
+#: The flag (it takes no value) and the words typer reads its variable by (click's, compared
+#: stripped and lower-cased).
+FLAG = "fold"
+BOOLEAN = {
+    **{"1": True, "yes": True, "true": True, "on": True, "t": True, "y": True},
+    **{"0": False, "no": False, "false": False, "off": False, "f": False, "n": False, "": False},
+}
+#: The paths, and the one with a default (typer checks a default path too).
+PATHS = frozenset({"graph", "hand_off", "runs_dir"})
+DEFAULT_RUNS = ".omg/runs"
+#: The numbers: whole ones, amounts, and the ranges typer holds them to (None: no bound).
+WHOLE = frozenset({"max_nodes", "max_jobs"})
+AMOUNTS = frozenset({"max_minutes", "pr_budget_usd", "day_budget_usd", "limit_wait"})
+RANGES: dict[str, tuple[int | None, int | None]] = {
+    "max_nodes": (0, None),
+    "max_jobs": (1, 256),
+    "max_minutes": (0, None),
+    "limit_wait": (0, 86400),
+}
+#: What typer reads from the environment besides the options: shell completion.
+TYPER_ENV = ("_OMG_COMPLETE",)
+_SPELLINGS = {spelling: name for name, (spellings, _) in OPTIONS.items() for spelling in spellings}
+_WHOLE = re.compile(r"[0-9]{1,18}")
+_AMOUNT = re.compile(r"[0-9]{1,18}(\.[0-9]{1,18})?")
+
+
+class _Unusual(Exception):
+    """A command line or environment for typer to answer."""
+
+
+def parse(args: list[str], env: Mapping[str, str]) -> LegLine | None:
+    """``args`` (the command's name first) and ``env`` as `omg leg` takes them, or None when
+    typer should answer."""
+    try:
+        return _parse(args, env)
+    except (_Unusual, ValueError):
+        return None
+
+
+def _parse(args: list[str], env: Mapping[str, str]) -> LegLine:
+    if args[:1] != ["leg"] or any(name in env for name in TYPER_ENV):
+        raise _Unusual
+    given: dict[str, str] = {}
+    inputs: list[str] = []
+    rest = iter(args[1:])
+    for arg in rest:
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        key = _SPELLINGS.get(name)
+        if key is None or key in given or (key == FLAG and eq):
+            raise _Unusual
+        if key == FLAG:
+            value = "true"  # given: typer does not read its variable then
+        elif not eq:
+            value = next(rest, "-")
+        if value.startswith("-"):
+            raise _Unusual
+        if key == "input":
+            inputs.append(value)
+        else:
+            given[key] = value
+    for key, (_, variable) in OPTIONS.items():
+        if key not in given and variable is not None and env.get(variable):
+            given[key] = env[variable]  # an empty variable is unset, to typer
+    given.setdefault("runs_dir", DEFAULT_RUNS)
+    read: dict[str, Any] = {k: _read(k, v) for k, v in given.items()}
+    return LegLine(inputs=tuple(inputs), **read)
+
+
+def _read(key: str, text: str) -> object:
+    """An option's text as typer converts it; _Unusual where typer might differ or refuse."""
+    if key in PATHS:
+        return _path(text)
+    if key == FLAG:
+        if text.strip().lower() not in BOOLEAN:
+            raise _Unusual
+        return BOOLEAN[text.strip().lower()]
+    if key in WHOLE or key in AMOUNTS:
+        number = int(_plain(text, _WHOLE)) if key in WHOLE else float(_plain(text, _AMOUNT))
+        least, most = RANGES.get(key, (None, None))
+        if (least is not None and number < least) or (most is not None and number > most):
+            raise _Unusual  # typer's refusal, in typer's words
+        return number
+    return text
+
+
+def _plain(text: str, form: re.Pattern[str]) -> str:
+    """``text`` when it is a number in ``form``, whose conversion typer cannot differ on."""
+    if not form.fullmatch(text):
+        raise _Unusual
+    return text
+
+
+def _path(text: str) -> Path:
+    """A path as typer takes it: refused when it exists but cannot be read."""
+    try:
+        os.stat(text)
+    except OSError:
+        return Path(text)
+    if not os.access(text, os.R_OK):
+        raise _Unusual
+    return Path(text)
+
+
+def run(given: LegLine) -> None:
+    """The job, under the one error handler; exits as the typer app would (an interrupt 130,
+    a closed stdout 1)."""
+    guarded(lambda: sys.exit(typer_ending(lambda: _job(given))), {})
+
+
+def _job(given: LegLine) -> int:
+    from omg.ci import job
+
+    return leg(given, job.leg, job.wave)
