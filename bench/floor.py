@@ -7,8 +7,8 @@ Each figure is the median of fresh processes, interleaved:
 
 * start-up: the interpreter alone (``python -c pass``, and ``-I -S``, without the site's
   ``.pth`` files), then the interpreter importing the libraries a step needs — yaml (a graph
-  file), pygit2 (a commit, a fetch, a push), ``urllib.request`` (GitHub's REST API) — and
-  nothing of omg;
+  file), pygit2 (a commit, a fetch, a push), ``urllib.request`` (GitHub's REST API), the
+  standard library modules a leg uses — and nothing of omg;
 * the chain: ``--nodes`` children of ``sh -c true`` one after another from bash (the
   benchmarks' floor), from the smallest Python script that can run them (``subprocess.run`` in
   a loop, nothing recorded), and from one that also makes a pygit2 commit of one small file
@@ -35,6 +35,17 @@ from common import CHILD_ENV, bash_floor, git_repo, report  # noqa: E402
 from githttp import serving  # noqa: E402
 
 TOKEN = "floor-token"
+#: The standard library `omg run --no-commit` imports before its first node (``-X importtime``
+#: of the demo, the modules the interpreter loads at every start left out), by their top level.
+STDLIB = (
+    "base64, bisect, concurrent.futures, copy, ctypes, dataclasses, datetime, fcntl, getpass, "
+    "hashlib, heapq, hmac, inspect, json, locale, logging, queue, random, secrets, selectors, "
+    "shutil, signal, string, subprocess, tempfile, termios, textwrap, threading, traceback, "
+    "typing, unicodedata, urllib.parse, weakref, pathlib"
+)
+#: Of those, what a leg as the spec and the style guide have it cannot do without: children,
+#: threads, JSON records, their hashes, frozen dataclasses and typed records, paths.
+LEAST = "subprocess, threading, json, hashlib, dataclasses, typing, pathlib"
 #: label → the Python a fresh process runs (``python -I -S`` for the first: no site at all)
 START = {
     "python -c pass": "pass",
@@ -43,6 +54,9 @@ START = {
     "+ import pygit2": "import pygit2",
     "+ import urllib.request": "import urllib.request",
     "+ all three (a CI leg's libraries)": "import yaml, pygit2, urllib.request",
+    "+ the standard library a leg cannot do without": f"import {LEAST}",
+    "+ yaml and that (the least before a first node)": f"import yaml, {LEAST}",
+    "+ the standard library omg's leg imports": f"import {STDLIB}",
 }
 SPAWN = """
 import subprocess, sys
