@@ -18,8 +18,8 @@ from functools import cached_property
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-#: Names whose values are secrets, wherever they appear in the name.
-SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+from omg.secretname import is_secret_name
+
 #: What a masked value is replaced by (the runner's own mark).
 MASK = "***"
 #: Values shorter than this are not masked: they are too common to tell from ordinary text
@@ -37,11 +37,6 @@ MIN_PIECE = 4
 _BREAK = r"(?:\r?\n)?"
 
 T = TypeVar("T")
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says it holds a secret."""
-    return SECRET_NAME.search(name) is not None
 
 
 def _encodings(value: str) -> set[str]:

@@ -19,7 +19,7 @@ import stat
 import sys
 from collections.abc import Mapping
 
-from omg.mask import is_secret_name
+from omg.secretname import is_secret_name
 
 #: The variable naming the pipe the re-executed omg reads its environment from.
 HANDOFF = "_OMG_ENV_FD"
