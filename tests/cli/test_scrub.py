@@ -143,3 +143,22 @@ def test_a_node_of_the_same_user_cannot_read_omgs_proc_files(workdir: Path) -> N
     assert seen.startswith(("PATH=", "HOME=", "GITHU", "LC_", "_OMG")), seen  # its own: readable
     assert seen.count("Permission denied") == 2, seen
     assert CANARY not in seen and "***" not in seen
+
+
+def test_the_image_the_scrub_replaces_loads_only_the_scrub_and_the_secret_name_rule() -> None:
+    """What the first image imports is start-up paid twice by every command holding a secret."""
+    code = (
+        "import sys; before = set(sys.modules); import omg.cli.scrub; "
+        "print(sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = json.loads(done.stdout.replace("'", '"'))
+    assert {m for m in loaded if m.startswith("omg")} == {
+        "omg",
+        "omg.cli",
+        "omg.cli.scrub",
+        "omg.secretname",
+    }
+    assert not {"dataclasses", "typing", "urllib.parse", "base64"} & set(loaded)
