@@ -78,9 +78,12 @@ class JobContext:
         cls, gh: Actions, args: LegArgs, environ: Mapping[str, str], say: Say, annotate: Say
     ) -> JobContext:
         """The context of a job running in ``gh`` with ``args``."""
-        from omg.ci.publisher import Recorder
+        client: type[GitHub] = GitHub
+        if args.hand_off is not None:  # the run job: what it would publish is recorded instead
+            from omg.ci.publisher import Recorder
 
-        api = (Recorder if args.hand_off is not None else GitHub)(
+            client = Recorder
+        api = client(
             gh.api_url,
             gh.repository,
             gh.token,

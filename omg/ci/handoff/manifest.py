@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, cast
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 from omg import strictjson
 from omg.github.commitstatus import StatusState
+
+if TYPE_CHECKING:
+    import jsonschema
 
 #: The format this omg writes and reads.
 FORMAT = 1
@@ -112,6 +113,10 @@ def dumps(manifest: Manifest) -> bytes:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
+    """The format's checker, loaded by the publish job alone (~40 ms: a run job never reads a
+    manifest back)."""
+    import jsonschema
+
     return jsonschema.Draft202012Validator(json.loads(_SCHEMA.read_text("utf-8")))
 
 
@@ -125,7 +130,9 @@ def parse(data: bytes) -> Manifest:
         raise ValueError(
             f"it is of format {loaded.get('format')!r}; this omg reads format {FORMAT}"
         )
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(loaded))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(loaded))
     if error is not None:
         field = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise ValueError(f"field {field} is wrong: {error.message[:200]}")
