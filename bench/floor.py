@@ -57,6 +57,7 @@ START = {
     "+ the standard library a leg cannot do without": f"import {LEAST}",
     "+ yaml and that (the least before a first node)": f"import yaml, {LEAST}",
     "+ the standard library omg's leg imports": f"import {STDLIB}",
+    "+ the CI leg's libraries and the least": f"import yaml, pygit2, urllib.request, {LEAST}",
 }
 SPAWN = """
 import subprocess, sys
