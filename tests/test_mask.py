@@ -8,7 +8,8 @@ from urllib.parse import quote
 
 import pytest
 
-from omg.mask import MASK, MIN_LENGTH, NOTHING, Masker, is_secret_name
+from omg.mask import MASK, MIN_LENGTH, NOTHING, Masker
+from omg.secretname import is_secret_name
 
 TOKEN = "ghs_8Hq2ZkT0pLwX9vNc4RyA"
 

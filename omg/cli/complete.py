@@ -14,9 +14,10 @@ from typing import Any
 
 import typer
 
+from omg.cli.fastargs import DEFAULT_RUNS
+
 #: A state.json past this size is not read for a completion (a Tab must answer at once).
 STATE_LIMIT = 8 << 20
-DEFAULT_RUNS = Path(".omg/runs")
 #: What a shell may be handed as one completion: no space, quote, newline or control character.
 _WORD = re.compile(r"[A-Za-z0-9._/+@:-]+")
 

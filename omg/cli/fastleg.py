@@ -14,13 +14,11 @@ the one error handler (`guard`).
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from omg.cli.fastargs import AMOUNT, DEFAULT_RUNS, WHOLE, Unusual, path, plain
 from omg.cli.guard import guarded, typer_ending
 from omg.cli.jobs import LegLine, leg
 
@@ -51,11 +49,10 @@ BOOLEAN = {
     **{"1": True, "yes": True, "true": True, "on": True, "t": True, "y": True},
     **{"0": False, "no": False, "false": False, "off": False, "f": False, "n": False, "": False},
 }
-#: The paths, and the one with a default (typer checks a default path too).
+#: The paths (typer checks a default path too: the runs directory's).
 PATHS = frozenset({"graph", "hand_off", "runs_dir"})
-DEFAULT_RUNS = ".omg/runs"
 #: The numbers: whole ones, amounts, and the ranges typer holds them to (None: no bound).
-WHOLE = frozenset({"max_nodes", "max_jobs"})
+WHOLES = frozenset({"max_nodes", "max_jobs"})
 AMOUNTS = frozenset({"max_minutes", "pr_budget_usd", "day_budget_usd", "limit_wait"})
 RANGES: dict[str, tuple[int | None, int | None]] = {
     "max_nodes": (0, None),
@@ -66,12 +63,6 @@ RANGES: dict[str, tuple[int | None, int | None]] = {
 #: What typer reads from the environment besides the options: shell completion.
 TYPER_ENV = ("_OMG_COMPLETE",)
 _SPELLINGS = {spelling: name for name, (spellings, _) in OPTIONS.items() for spelling in spellings}
-_WHOLE = re.compile(r"[0-9]{1,18}")
-_AMOUNT = re.compile(r"[0-9]{1,18}(\.[0-9]{1,18})?")
-
-
-class _Unusual(Exception):
-    """A command line or environment for typer to answer."""
 
 
 def parse(args: list[str], env: Mapping[str, str]) -> LegLine | None:
@@ -79,13 +70,13 @@ def parse(args: list[str], env: Mapping[str, str]) -> LegLine | None:
     typer should answer."""
     try:
         return _parse(args, env)
-    except (_Unusual, ValueError):
+    except (Unusual, ValueError):
         return None
 
 
 def _parse(args: list[str], env: Mapping[str, str]) -> LegLine:
     if args[:1] != ["leg"] or any(name in env for name in TYPER_ENV):
-        raise _Unusual
+        raise Unusual
     given: dict[str, str] = {}
     inputs: list[str] = []
     rest = iter(args[1:])
@@ -93,13 +84,13 @@ def _parse(args: list[str], env: Mapping[str, str]) -> LegLine:
         name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         key = _SPELLINGS.get(name)
         if key is None or key in given or (key == FLAG and eq):
-            raise _Unusual
+            raise Unusual
         if key == FLAG:
             value = "true"  # given: typer does not read its variable then
         elif not eq:
             value = next(rest, "-")
         if value.startswith("-"):
-            raise _Unusual
+            raise Unusual
         if key == "input":
             inputs.append(value)
         else:
@@ -107,44 +98,26 @@ def _parse(args: list[str], env: Mapping[str, str]) -> LegLine:
     for key, (_, variable) in OPTIONS.items():
         if key not in given and variable is not None and env.get(variable):
             given[key] = env[variable]  # an empty variable is unset, to typer
-    given.setdefault("runs_dir", DEFAULT_RUNS)
+    given.setdefault("runs_dir", str(DEFAULT_RUNS))
     read: dict[str, Any] = {k: _read(k, v) for k, v in given.items()}
     return LegLine(inputs=tuple(inputs), **read)
 
 
 def _read(key: str, text: str) -> object:
-    """An option's text as typer converts it; _Unusual where typer might differ or refuse."""
+    """An option's text as typer converts it; Unusual where typer might differ or refuse."""
     if key in PATHS:
-        return _path(text)
+        return path(text)
     if key == FLAG:
         if text.strip().lower() not in BOOLEAN:
-            raise _Unusual
+            raise Unusual
         return BOOLEAN[text.strip().lower()]
-    if key in WHOLE or key in AMOUNTS:
-        number = int(_plain(text, _WHOLE)) if key in WHOLE else float(_plain(text, _AMOUNT))
+    if key in WHOLES or key in AMOUNTS:
+        number = int(plain(text, WHOLE)) if key in WHOLES else float(plain(text, AMOUNT))
         least, most = RANGES.get(key, (None, None))
         if (least is not None and number < least) or (most is not None and number > most):
-            raise _Unusual  # typer's refusal, in typer's words
+            raise Unusual  # typer's refusal, in typer's words
         return number
     return text
-
-
-def _plain(text: str, form: re.Pattern[str]) -> str:
-    """``text`` when it is a number in ``form``, whose conversion typer cannot differ on."""
-    if not form.fullmatch(text):
-        raise _Unusual
-    return text
-
-
-def _path(text: str) -> Path:
-    """A path as typer takes it: refused when it exists but cannot be read."""
-    try:
-        os.stat(text)
-    except OSError:
-        return Path(text)
-    if not os.access(text, os.R_OK):
-        raise _Unusual
-    return Path(text)
 
 
 def run(given: LegLine) -> None:

@@ -10,13 +10,13 @@ two to the same values).
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from omg.cli.fastargs import AMOUNT, DEFAULT_RUNS, WHOLE, Unusual, path, plain
 from omg.cli.guard import guarded, typer_ending
 
 if TYPE_CHECKING:
@@ -48,8 +48,6 @@ COMMANDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
 }
 #: What typer reads from the environment for `omg run` (left to it when set).
 TYPER_ENV = ("OMG_MAX_MINUTES", "OMG_MAX_NODES", "_OMG_COMPLETE")
-_WHOLE = re.compile(r"[0-9]+")
-_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class RunLine:
     first: str
     inputs: list[str] = field(default_factory=list)
     run_id: str | None = None
-    runs_dir: Path = Path(".omg/runs")
+    runs_dir: Path = DEFAULT_RUNS
     concurrency: int | None = None
     max_minutes: float | None = None
     max_nodes: int | None = None
@@ -87,22 +85,18 @@ class _RunOptions(TypedDict):
     rehearse: Path | None
 
 
-class _Unusual(Exception):
-    """A command line for typer to answer."""
-
-
 def parse(args: list[str], env: Mapping[str, str]) -> RunLine | None:
     """``args`` (the command's name first) as `omg run` or `omg resume` takes them, or None
     when typer should answer."""
     try:
         return _parse(args, env)
-    except _Unusual:
+    except (Unusual, ValueError):
         return None
 
 
 def _parse(args: list[str], env: Mapping[str, str]) -> RunLine:
     if not args or args[0] not in COMMANDS or any(name in env for name in TYPER_ENV):
-        raise _Unusual
+        raise Unusual
     valued, flags = COMMANDS[args[0]]
     first: str | None = None
     inputs: list[str] = []
@@ -112,20 +106,22 @@ def _parse(args: list[str], env: Mapping[str, str]) -> RunLine:
         name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         key = flags.get(arg) or valued.get(name)
         if key is None and (arg.startswith("-") or first is not None):
-            raise _Unusual
+            raise Unusual
         if key is None:
             first = arg
             continue
         if arg not in flags and not eq:
             value = next(rest, "-")
         if value.startswith("-") or (key in given and key != "input"):
-            raise _Unusual
+            raise Unusual
         if key == "input":
             inputs.append(value)
         else:
             given[key] = value
     if first is None or given.get("format", "text") != "text":
-        raise _Unusual
+        raise Unusual
+    if args[0] == "run":
+        path(first)  # the graph file: one typer may refuse as unreadable is typer's to answer
     rehearse = given.get("rehearse")
     minutes = given.get("max_minutes")
     return RunLine(
@@ -133,16 +129,16 @@ def _parse(args: list[str], env: Mapping[str, str]) -> RunLine:
         first,
         inputs,
         run_id=given.get("run_id"),
-        runs_dir=Path(given.get("runs_dir", ".omg/runs")),
+        runs_dir=path(given.get("runs_dir", str(DEFAULT_RUNS))),
         concurrency=_whole(given.get("concurrency"), 1),
-        max_minutes=None if minutes is None else float(_plain(minutes, _DECIMAL)),
+        max_minutes=None if minutes is None else float(plain(minutes, AMOUNT)),
         max_nodes=_whole(given.get("max_nodes"), 0),
         push=given.get("push"),
         no_commit="no_commit" in given,
         base=given.get("base", "HEAD"),
         by_node="by_node" in given,
         executions="executions" in given,
-        rehearse=None if rehearse is None else Path(rehearse),
+        rehearse=None if rehearse is None else path(rehearse),
         retry_failed="retry_failed" in given,
     )
 
@@ -151,17 +147,10 @@ def _whole(text: str | None, least: int) -> int | None:
     """A whole number typer would take as the same ``int`` (plain digits, at least ``least``)."""
     if text is None:
         return None
-    number = int(_plain(text, _WHOLE))
+    number = int(plain(text, WHOLE))
     if number < least:
-        raise _Unusual
+        raise Unusual
     return number
-
-
-def _plain(text: str, form: re.Pattern[str]) -> str:
-    """``text`` when it is a number in ``form``, whose conversion typer cannot differ on."""
-    if not form.fullmatch(text):
-        raise _Unusual
-    return text
 
 
 def run(given: RunLine) -> None:

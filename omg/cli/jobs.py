@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omg.cli import exits
+from omg.cli.fastargs import DEFAULT_RUNS
 from omg.cli.inputs import parse_inputs, utf8
 from omg.errors import UsageError
 
@@ -51,7 +52,7 @@ class LegLine:
     limit_wait: float | None = None
     on_schedule: str = "continue"
     hand_off: Path | None = None
-    runs_dir: Path = Path(".omg/runs")
+    runs_dir: Path = DEFAULT_RUNS
 
 
 def leg(given: LegLine, trigger: Job, wave: Job) -> int:

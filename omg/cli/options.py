@@ -8,12 +8,12 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from omg.cli.inputs import parse_inputs as parse_inputs  # typer-free: the fast paths'
+from omg.cli.fastargs import DEFAULT_RUNS as DEFAULT_RUNS  # typer-free: the fast paths'
+from omg.cli.inputs import parse_inputs as parse_inputs
 from omg.cli.inputs import utf8 as utf8
 from omg.errors import UsageError
 
 RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where run directories live.")]
-DEFAULT_RUNS = Path(".omg/runs")
 Concurrency = Annotated[
     int | None,
     typer.Option("--concurrency", "-c", min=1, help="Parallel nodes (default: the graph's)."),

@@ -27,6 +27,7 @@ APP = {
 LEAF_HELPERS = {
     "omg.cli.complete",  # shell completion: run, node and gate ids
     "omg.cli.exits",  # the exit codes
+    "omg.cli.fastargs",  # what the typer-free command lines share
     "omg.cli.inputs",  # -i name=value, OMG_INPUTS and the UTF-8 check
     "omg.cli.ledger",  # the run's table
     "omg.cli.machine",  # the --format json documents

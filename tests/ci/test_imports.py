@@ -1,5 +1,6 @@
 """What a CI job's code loads: every module is start-up paid by every job, so a job loads what its
-own work needs — the hand-off code only a job handing off, jsonschema only the publish job."""
+own work needs — the hand-off code only a job handing off or folding a wave, jsonschema only a
+job reading a hand-off's manifest back."""
 
 from __future__ import annotations
 

@@ -52,6 +52,8 @@ LEFT_TO_TYPER = [
     ["g.yaml", "-c2"],
     ["g.yaml", "--max-minutes", "inf"],
     ["g.yaml", "--max-minutes", "1e3"],
+    ["g.yaml", "-c", "9" * 5000],  # past int's limit on digits: typer's refusal, no traceback
+    ["g.yaml", "--max-nodes", "1" * 19],
     ["g.yaml", "--no-commit=yes"],
     ["g.yaml", "--unknown"],
     ["-", "--no-commit"],
@@ -103,10 +105,15 @@ def fast_reads(given: fastrun.RunLine) -> dict[str, Any]:
     return {**read, "run_id": first}
 
 
+def shown(argv: list[str]) -> str:
+    """A test's id: the command line, a long argument by its length."""
+    return " ".join(a if len(a) <= 40 else f"<{len(a)} characters>" for a in argv)
+
+
 @pytest.mark.parametrize(
     ("command", "argv"),
     [*(("run", a) for a in READ), *(("resume", a) for a in READ_RESUME)],
-    ids=lambda x: x if isinstance(x, str) else " ".join(x),
+    ids=lambda x: x if isinstance(x, str) else shown(x),
 )
 def test_a_plain_command_line_is_read_as_typer_reads_it(
     command: str, argv: list[str], monkeypatch: pytest.MonkeyPatch
@@ -121,7 +128,7 @@ def test_a_plain_command_line_is_read_as_typer_reads_it(
 @pytest.mark.parametrize(
     ("command", "argv"),
     [*(("run", a) for a in LEFT_TO_TYPER), *(("resume", a) for a in RESUME_LEFT_TO_TYPER)],
-    ids=lambda x: x if isinstance(x, str) else " ".join(x),
+    ids=lambda x: x if isinstance(x, str) else shown(x),
 )
 def test_anything_else_is_left_to_typer(command: str, argv: list[str]) -> None:
     assert fastrun.parse([command, *argv], {}) is None
@@ -186,3 +193,21 @@ def test_a_refusal_on_the_fast_path_is_typers_word_for_word(
     assert fast.stdout == slow.stdout
     assert fast.stderr.splitlines()[:-2] == slow.stderr.splitlines()[:-2]
     assert (fast.stderr.splitlines()[-1], slow.stderr.splitlines()[-1]) == ("False", "True")
+
+
+def test_a_path_that_exists_unreadable_is_left_to_typer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer refuses a path it cannot read (the graph, the runs directory, the rehearsal
+    script); as root every file reads, so the refusal is staged through ``os.access``."""
+    for name in ("g.yaml", "s.yaml"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert fastrun.parse(["run", "g.yaml", "--runs-dir", "runs"], {}) is not None
+    monkeypatch.setattr(os, "access", lambda *_, **__: False)
+    for argv in (["g.yaml"], ["absent.yaml", "--runs-dir", "runs"],
+                 ["absent.yaml", "--rehearse", "s.yaml"]):  # fmt: skip
+        assert fastrun.parse(["run", *argv], {}) is None, argv
+    assert fastrun.parse(["resume", "r1", "--runs-dir", "runs"], {}) is None
+    assert fastrun.parse(["run", "absent.yaml", "--runs-dir", "absent"], {}) is not None

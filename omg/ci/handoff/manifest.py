@@ -113,8 +113,8 @@ def dumps(manifest: Manifest) -> bytes:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    """The format's checker, loaded by the publish job alone (~40 ms: a run job never reads a
-    manifest back)."""
+    """The format's checker, loaded only by the jobs that read a manifest back (the publish
+    job; a fan-out wave's fold, its entries'): ~40 ms a run job never pays."""
     import jsonschema
 
     return jsonschema.Draft202012Validator(json.loads(_SCHEMA.read_text("utf-8")))
