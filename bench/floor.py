@@ -134,11 +134,11 @@ def push_ms(work: Path, repeats: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="2 repeats, a 20-node chain")
+    ap.add_argument("--quick", action="store_true", help="1 repeat, a 5-node chain")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--nodes", type=int, default=300)
     args = ap.parse_args()
-    repeats, nodes = (2, 20) if args.quick else (args.repeats, args.nodes)
+    repeats, nodes = (1, 5) if args.quick else (args.repeats, args.nodes)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         start = start_up(work, repeats)
