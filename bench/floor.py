@@ -11,8 +11,9 @@ Each figure is the median of fresh processes, interleaved:
   standard library modules a leg uses — and nothing of omg;
 * the chain: ``--nodes`` children of ``sh -c true`` one after another from bash (the
   benchmarks' floor), from the smallest Python script that can run them (``subprocess.run`` in
-  a loop, nothing recorded), and from one that also makes a pygit2 commit of one small file
-  after each (its branch moved by each commit, or once at the end);
+  a loop, nothing recorded), from one that gives each child a room as omg does (a directory
+  with ``home/`` and ``tmp/``, removed after), and from one that makes a pygit2 commit of one
+  small file after each (its branch moved by each commit, or once at the end);
 * a push: one commit pushed by pygit2 to the smart-HTTP stand-in the CI leg's benchmark serves
   (``git http-backend`` on 127.0.0.1, a token), as the leg pushes its run branch.
 """
@@ -64,6 +65,22 @@ import subprocess, sys
 for _ in range(int(sys.argv[1])):
     subprocess.run(["sh", "-c", "true"])
 """
+#: Each child in a room of its own, as omg runs a node: a fresh directory holding ``home/`` (with
+#: a ``.gitconfig``) and ``tmp/``, the child's HOME and TMPDIR, removed after it.
+ROOMS = """
+import os, subprocess, sys, tempfile
+for _ in range(int(sys.argv[1])):
+    room = tempfile.mkdtemp(prefix="room-")
+    os.mkdir(f"{room}/home")
+    os.mkdir(f"{room}/tmp")
+    with open(f"{room}/home/.gitconfig", "w") as f:
+        f.write("[user]\\n\\tname = floor\\n")
+    env = {"PATH": os.environ["PATH"], "HOME": f"{room}/home", "TMPDIR": f"{room}/tmp"}
+    subprocess.run(["sh", "-c", "true"], env=env, cwd=room)
+    os.unlink(f"{room}/home/.gitconfig")
+    for d in ("home", "tmp", ""):
+        os.rmdir(f"{room}/{d}")
+"""
 #: argv: the number of nodes, the repository, and ``HEAD`` (the branch moved by every commit)
 #: or ``end`` (commits chained in memory, the branch moved once after the last)
 COMMIT = """
@@ -101,10 +118,12 @@ def chain(work: Path, nodes: int, repeats: int) -> dict[str, float]:
     repo = work / "repo"
     git_repo(repo)
     each, once = "python + a commit each", "python + a commit each, the branch moved at the end"
-    runs: dict[str, list[float]] = {"bash": [], "python": [], each: [], once: []}
+    rooms = "python, each child in a room of its own"
+    runs: dict[str, list[float]] = {"bash": [], "python": [], rooms: [], each: [], once: []}
     for _ in range(repeats):
         runs["bash"].append(bash_floor(nodes, work))
         runs["python"].append(seconds([sys.executable, "-c", SPAWN, str(nodes)], work))
+        runs[rooms].append(seconds([sys.executable, "-c", ROOMS, str(nodes)], work))
         for label, how in ((each, "HEAD"), (once, "end")):
             argv = [sys.executable, "-c", COMMIT, str(nodes), str(repo), how]
             runs[label].append(seconds(argv, work))
