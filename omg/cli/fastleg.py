@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from omg.cli.fastargs import AMOUNT, DEFAULT_RUNS, WHOLE, Unusual, path, plain
+from omg.cli.fastargs import AMOUNT, DEFAULT_RUNS, WHOLE, Unusual, path, plain, scan
 from omg.cli.guard import guarded, typer_ending
 from omg.cli.jobs import LegLine, leg
 
@@ -63,6 +63,8 @@ RANGES: dict[str, tuple[int | None, int | None]] = {
 #: What typer reads from the environment besides the options: shell completion.
 TYPER_ENV = ("_OMG_COMPLETE",)
 _SPELLINGS = {spelling: name for name, (spellings, _) in OPTIONS.items() for spelling in spellings}
+_FLAGS = {s: name for s, name in _SPELLINGS.items() if name == FLAG}
+_VALUED = {s: name for s, name in _SPELLINGS.items() if name != FLAG}
 
 
 def parse(args: list[str], env: Mapping[str, str]) -> LegLine | None:
@@ -77,24 +79,9 @@ def parse(args: list[str], env: Mapping[str, str]) -> LegLine | None:
 def _parse(args: list[str], env: Mapping[str, str]) -> LegLine:
     if args[:1] != ["leg"] or any(name in env for name in TYPER_ENV):
         raise Unusual
-    given: dict[str, str] = {}
-    inputs: list[str] = []
-    rest = iter(args[1:])
-    for arg in rest:
-        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        key = _SPELLINGS.get(name)
-        if key is None or key in given or (key == FLAG and eq):
-            raise Unusual
-        if key == FLAG:
-            value = "true"  # given: typer does not read its variable then
-        elif not eq:
-            value = next(rest, "-")
-        if value.startswith("-"):
-            raise Unusual
-        if key == "input":
-            inputs.append(value)
-        else:
-            given[key] = value
+    _, inputs, given = scan(args[1:], _VALUED, _FLAGS, positional=False)
+    if FLAG in given:
+        given[FLAG] = "true"  # given: typer does not read its variable then
     for key, (_, variable) in OPTIONS.items():
         if key not in given and variable is not None and env.get(variable):
             given[key] = env[variable]  # an empty variable is unset, to typer

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from omg.cli.fastargs import AMOUNT, DEFAULT_RUNS, WHOLE, Unusual, path, plain
+from omg.cli.fastargs import AMOUNT, DEFAULT_RUNS, WHOLE, Unusual, path, plain, scan
 from omg.cli.guard import guarded, typer_ending
 
 if TYPE_CHECKING:
@@ -98,26 +98,7 @@ def _parse(args: list[str], env: Mapping[str, str]) -> RunLine:
     if not args or args[0] not in COMMANDS or any(name in env for name in TYPER_ENV):
         raise Unusual
     valued, flags = COMMANDS[args[0]]
-    first: str | None = None
-    inputs: list[str] = []
-    given: dict[str, str] = {}
-    rest = iter(args[1:])
-    for arg in rest:
-        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        key = flags.get(arg) or valued.get(name)
-        if key is None and (arg.startswith("-") or first is not None):
-            raise Unusual
-        if key is None:
-            first = arg
-            continue
-        if arg not in flags and not eq:
-            value = next(rest, "-")
-        if value.startswith("-") or (key in given and key != "input"):
-            raise Unusual
-        if key == "input":
-            inputs.append(value)
-        else:
-            given[key] = value
+    first, inputs, given = scan(args[1:], valued, flags, positional=True)
     if first is None or given.get("format", "text") != "text":
         raise Unusual
     if args[0] == "run":
