@@ -22,8 +22,8 @@ unverified and never raising — a Tab must answer at once and never break the s
 ``guard`` (the one error handler every command runs under), ``fastrun`` (`omg run`'s and `omg
 resume`'s plain command lines read without typer, the rest left to it), ``fastleg`` (`omg
 leg`'s plain command lines and ``OMG_*`` variables, the same way), ``fastargs`` (what
-the two share: the signal to leave a command line to typer, a plain number, a path as typer
-takes it, the runs directory's default), ``inputs`` (``-i``,
+the two share: the one loop over a plain command line's options, the signal to leave it to
+typer, a plain number, a path as typer takes it, the runs directory's default), ``inputs`` (``-i``,
 ``OMG_INPUTS`` and the UTF-8 check, typer-free), ``terminal`` (what a stream may be sent:
 colour only to a terminal while ``NO_COLOR`` is unset or empty, a redrawn line only to a
 terminal that is not ``TERM=dumb``, never a control character from a node's output — shown
