@@ -14,7 +14,7 @@ GRAPH = """\
 name: held
 nodes:
   - id: wait
-    run: 'while [ ! -f go ]; do sleep 0.01; done'
+    run: 'touch started; while [ ! -f go ]; do sleep 0.01; done'
   - id: gate
     type: gate
     depends_on: [wait]
@@ -61,7 +61,10 @@ def test_a_killed_leg_releases_the_lock_without_anyone_removing_it(
     write_graph(tmp_path, GRAPH)
     rd = run_path(tmp_path, "r")
     proc = popen_omg(tmp_path, "run", "g.yaml", "--run-id", "r", "--no-commit")
-    wait_for(lambda: ("wait", 0) in launches(events(rd)))
+    # the node's own mark, not its node_started event: that is recorded before the child is
+    # spawned, and a leg killed mid-spawn leaves the half-made child holding every descriptor
+    # (the lock's too) until it has closed them on its way to exec
+    wait_for(lambda: (tmp_path / "started").exists())
     inode = (rd / "leg.lock").stat().st_ino
     kill_group(proc)
     (tmp_path / "go").touch()
